@@ -1,0 +1,182 @@
+package act
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/proc"
+)
+
+// Request is one skill invocation.
+type Request struct {
+	Skill      string
+	Domain     string
+	Cycle      int
+	ProjectDir string
+	Now        time.Time
+	// Env holds the OODA_* variables of the invocation (SPEC-NOTES §3).
+	Env map[string]string
+	// Timeout is the default timeout (safety.lock_timeout_minutes) when the
+	// executor has none of its own.
+	Timeout  time.Duration
+	HaltFile string // absolute path watched while the skill runs
+	Output   io.Writer
+}
+
+// Response is what an execution produced.
+type Response struct {
+	OK       bool
+	Error    string
+	TimedOut bool
+	Halted   bool
+	ExitCode int
+	Elapsed  time.Duration
+	// Executor describes what ran, e.g. "command ./scan.sh" or "builtin health".
+	Executor string
+}
+
+// Executor runs one skill.
+type Executor interface {
+	Execute(ctx context.Context, r Request) Response
+	Describe() string
+}
+
+// Registry resolves executors (SPEC-NOTES §3): config.skills first, then a
+// built-in of the same name, then config.agent.command, else none.
+type Registry struct {
+	Builtins map[string]Executor
+	Runner   proc.Runner
+}
+
+// NewRegistry returns a registry using the real process runner.
+func NewRegistry() *Registry {
+	return &Registry{Builtins: map[string]Executor{}, Runner: proc.Exec{}}
+}
+
+// Register adds a built-in skill under its name (with or without slash).
+func (r *Registry) Register(name string, e Executor) { r.Builtins[config.SkillKey(name)] = e }
+
+// Names lists the built-in skills.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.Builtins))
+	for k := range r.Builtins {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ErrNoExecutor is returned by Resolve when nothing can run a skill.
+type ErrNoExecutor struct{ Skill string }
+
+func (e *ErrNoExecutor) Error() string { return "no executor for /" + config.SkillKey(e.Skill) }
+
+// Resolve finds the executor of skill.
+func (r *Registry) Resolve(cfg *config.Config, skill string) (Executor, error) {
+	key := config.SkillKey(skill)
+	names := make([]string, 0, len(cfg.Skills))
+	for n := range cfg.Skills {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if config.SkillKey(n) != key {
+			continue
+		}
+		spec := cfg.Skills[n]
+		if spec.Builtin != "" {
+			b, ok := r.Builtins[config.SkillKey(spec.Builtin)]
+			if !ok {
+				return nil, fmt.Errorf("skill /%s: unknown builtin %q", key, spec.Builtin)
+			}
+			return b, nil
+		}
+		t, _ := spec.TimeoutDuration()
+		return &Command{Argv: spec.Command, Timeout: t, Env: spec.Env, Runner: r.Runner}, nil
+	}
+	if b, ok := r.Builtins[key]; ok {
+		return b, nil
+	}
+	if len(cfg.Agent.Command) > 0 {
+		argv := make([]string, len(cfg.Agent.Command))
+		for i, a := range cfg.Agent.Command {
+			argv[i] = strings.NewReplacer("{skill}", "/"+key, "{skill_name}", key).Replace(a)
+		}
+		var t time.Duration
+		if cfg.Agent.Timeout != "" {
+			t, _ = time.ParseDuration(cfg.Agent.Timeout)
+		}
+		return &Command{Argv: argv, Timeout: t, Env: cfg.Agent.Env, Runner: r.Runner, Agent: true}, nil
+	}
+	return nil, &ErrNoExecutor{Skill: skill}
+}
+
+// Command runs a skill as an external process: argv (never a shell string),
+// in the project root, in its own process group, with the OODA_* environment.
+type Command struct {
+	Argv    []string
+	Timeout time.Duration
+	Env     map[string]string
+	Runner  proc.Runner
+	Agent   bool
+}
+
+// Describe names the command for logs and `ooda skill list`.
+func (c *Command) Describe() string {
+	kind := "command"
+	if c.Agent {
+		kind = "agent"
+	}
+	b, _ := json.Marshal(c.Argv)
+	return kind + " " + string(b)
+}
+
+// Execute runs the command.
+func (c *Command) Execute(ctx context.Context, r Request) Response {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = r.Timeout
+	}
+	env := os.Environ()
+	keys := make([]string, 0, len(c.Env))
+	for k := range c.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+os.ExpandEnv(c.Env[k]))
+	}
+	rk := make([]string, 0, len(r.Env))
+	for k := range r.Env {
+		rk = append(rk, k)
+	}
+	sort.Strings(rk)
+	for _, k := range rk {
+		env = append(env, k+"="+r.Env[k])
+	}
+	res := c.Runner.Run(ctx, proc.Spec{
+		Argv: c.Argv, Dir: r.ProjectDir, Env: env, Timeout: timeout,
+		Output: r.Output, HaltFile: r.HaltFile,
+	})
+	out := Response{OK: res.OK(), ExitCode: res.ExitCode, Elapsed: res.Elapsed, TimedOut: res.TimedOut, Halted: res.Halted, Executor: c.Describe()}
+	switch {
+	case res.StartErr != nil:
+		out.Error = fmt.Sprintf("cannot start %s: %v", c.Argv[0], res.StartErr)
+	case res.TimedOut:
+		out.Error = fmt.Sprintf("TIMEOUT: /%s exceeded %s", config.SkillKey(r.Skill), timeout)
+	case res.Halted:
+		out.Error = "stopped: HALT file appeared during execution"
+	case res.Canceled:
+		out.Error = "stopped: cycle canceled"
+	case !res.OK():
+		out.Error = fmt.Sprintf("exit status %d", res.ExitCode)
+	}
+	return out
+}

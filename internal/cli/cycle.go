@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"context"
+	"math"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ooda-loop/ooda/internal/decide"
+	"github.com/ooda-loop/ooda/internal/engine"
+	"github.com/ooda-loop/ooda/internal/skills"
+)
+
+// cycleOptions are the flags of `ooda cycle`.
+type cycleOptions struct {
+	dryRun bool
+}
+
+func newCycleCmd(g *globals) *cobra.Command {
+	var o cycleOptions
+	cmd := &cobra.Command{
+		Use:   "cycle [--dry-run]",
+		Short: "Run one complete OODA cycle",
+		Long: `Run one complete OODA cycle: the safety checks of Step 0, Observe, Orient,
+Decide (an auditable score table), Act (the winning domain's skill), and the
+durable record of Step 6.
+
+--dry-run computes Observe, Orient and Decide, reports what would run, and
+writes nothing at all: no lock, no state, no lens files. It still stops with
+exit 3 when the HALT file exists.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCycle(cmd.Context(), g, o) },
+	}
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "observe, orient and decide only; write nothing")
+	return cmd
+}
+
+func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
+	clk, err := g.clock()
+	if err != nil {
+		return err
+	}
+	root, err := g.root()
+	if err != nil {
+		return err
+	}
+	cfgPath, err := g.configPath()
+	if err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	res, err := engine.RunCycle(ctx, engine.Options{
+		Project: root, ConfigPath: cfgPath, Clock: clk, DryRun: o.dryRun,
+		Registry: skills.Registry(), Out: g.human(),
+	})
+	if err != nil {
+		if g.json && res.Status != "" {
+			_ = g.printJSON(cycleJSON(res, err))
+		}
+		return err
+	}
+	if g.json {
+		if err := g.printJSON(cycleJSON(res, nil)); err != nil {
+			return err
+		}
+	}
+	if code := res.ExitCode(); code != 0 {
+		return withCode(code, nil)
+	}
+	return nil
+}
+
+// cycleDoc is the --json document of `ooda cycle` (CLI.md).
+type cycleDoc struct {
+	Status      string      `json:"status"`
+	Reason      *string     `json:"reason"`
+	Cycle       *int        `json:"cycle"`
+	Scores      []scoreDoc  `json:"scores"`
+	Winner      *winnerDoc  `json:"winner"`
+	Result      *string     `json:"result"`
+	ResultType  *string     `json:"result_type"`
+	Quality     *float64    `json:"quality_multiplier"`
+	PRNumber    *int        `json:"pr_number"`
+	HaltCreated bool        `json:"halt_created"`
+	Notes       []string    `json:"notes"`
+	Elapsed     float64     `json:"elapsed_seconds"`
+	Error       *string     `json:"error,omitempty"`
+	Decide      *decideNote `json:"decide,omitempty"`
+}
+
+type decideNote struct {
+	ScoreVerified bool     `json:"score_verified"`
+	CycleMode     string   `json:"cycle_mode"`
+	Steps         []string `json:"steps"`
+}
+
+type scoreDoc struct {
+	Domain         string   `json:"domain"`
+	Weight         float64  `json:"weight"`
+	Hours          *float64 `json:"hours"`
+	Pending        *int     `json:"pending"`
+	Staleness      float64  `json:"staleness"`
+	Queue          *float64 `json:"queue,omitempty"`
+	Alert          float64  `json:"alert"`
+	Mission        float64  `json:"mission"`
+	Goal           float64  `json:"goal"`
+	Confidence     float64  `json:"confidence"`
+	ConfidenceTerm float64  `json:"confidence_term"`
+	Memo           float64  `json:"memo"`
+	Balance        float64  `json:"balance"`
+	RawScore       float64  `json:"raw_score"`
+	Score          float64  `json:"score"`
+	Excluded       *string  `json:"excluded"`
+	Reasons        []string `json:"reasons"`
+}
+
+type winnerDoc struct {
+	Domain     string   `json:"domain"`
+	Skill      string   `json:"skill"`
+	Score      *float64 `json:"score"`
+	Confidence float64  `json:"confidence"`
+	Gated      bool     `json:"gated"`
+	Guidance   *string  `json:"guidance"`
+	Chain      []string `json:"chain"`
+}
+
+func r4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+func strp(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func cycleJSON(res engine.Result, err error) cycleDoc {
+	d := cycleDoc{Status: res.Status, Reason: strp(res.Reason), Scores: []scoreDoc{}, Notes: res.Notes,
+		HaltCreated: res.HaltCreated, Elapsed: math.Round(res.Elapsed.Seconds()*1000) / 1000, PRNumber: res.PRNumber, Quality: res.Quality}
+	if d.Notes == nil {
+		d.Notes = []string{}
+	}
+	if res.Cycle > 0 {
+		c := res.Cycle
+		d.Cycle = &c
+	}
+	d.Result, d.ResultType = strp(res.Result), strp(res.ResultType)
+	if err != nil {
+		msg := err.Error()
+		d.Error = &msg
+	}
+	if dec := res.Decision; dec != nil {
+		d.Decide = &decideNote{ScoreVerified: dec.ScoreVerified, CycleMode: dec.CycleMode, Steps: dec.Notes}
+		for _, o := range dec.Options {
+			d.Scores = append(d.Scores, scoreDocOf(o))
+		}
+		if w := dec.Winner; w != nil {
+			wd := &winnerDoc{Domain: w.Domain, Skill: w.Skill, Confidence: r4(w.Confidence), Gated: dec.Gated, Guidance: strp(dec.Guidance), Chain: res.WinnerChain}
+			if dec.Guidance == "" {
+				s := r4(w.Score)
+				wd.Score = &s
+			}
+			if wd.Chain == nil {
+				wd.Chain = []string{}
+			}
+			d.Winner = wd
+		}
+	}
+	return d
+}
+
+func scoreDocOf(o decide.Option) scoreDoc {
+	s := scoreDoc{Domain: o.Domain, Weight: r4(o.Weight), Pending: o.Pending, Staleness: r4(o.Staleness), Alert: r4(o.Alert),
+		Mission: r4(o.Mission), Goal: r4(o.Goal), Confidence: r4(o.Confidence), ConfidenceTerm: r4(o.ConfidenceTerm),
+		Memo: r4(o.Memo), Balance: r4(o.Balance), RawScore: r4(o.RawScore), Score: r4(o.Score), Excluded: strp(o.Excluded), Reasons: o.Reasons}
+	if o.Hours != nil {
+		h := r4(*o.Hours)
+		s.Hours = &h
+	}
+	if o.Virtual {
+		q := r4(o.Queue)
+		s.Queue = &q
+	}
+	if s.Reasons == nil {
+		s.Reasons = []string{}
+	}
+	return s
+}

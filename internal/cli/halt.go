@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+func newHaltCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "halt [REASON...]",
+		Short: "Create the HALT file: every later cycle stops before doing any work",
+		Long: `Create the HALT file (safety.halt_file, default agent/safety/HALT) with the
+reason and a UTC timestamp. Every cycle checks it first and stops with exit 3
+while it exists; a running skill is stopped within seconds. Remove it with
+'ooda resume'.`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runHalt(g, strings.Join(args, " ")) },
+	}
+}
+
+func newResumeCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "resume",
+		Short: "Remove the HALT file so cycles run again",
+		Args:  noArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runResume(g) },
+	}
+}
+
+// haltFile resolves the HALT file. The HALT switch must work even when the
+// configuration is broken: then the default path is used, with a warning.
+func haltFile(g *globals) (string, *state.Store, error) {
+	root, err := g.root()
+	if err != nil {
+		return "", nil, err
+	}
+	st := state.New(root)
+	cfg, err := g.loadConfig()
+	if err != nil {
+		var ce *config.Error
+		if e, ok := err.(*config.Error); ok {
+			ce = e
+		}
+		if ce == nil {
+			return "", nil, err
+		}
+		def := config.Default().Safety.HaltFile
+		fmt.Fprintf(g.stderr, "ooda: warning: %v; using the default HALT file %s\n", err, def)
+		return def, st, nil
+	}
+	return cfg.Safety.HaltFile, st, nil
+}
+
+func runHalt(g *globals, reason string) error {
+	clk, err := g.clock()
+	if err != nil {
+		return err
+	}
+	hf, st, err := haltFile(g)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(reason) == "" {
+		reason = "Manual halt (ooda halt)."
+	}
+	if err := st.WriteHalt(hf, reason, clk.Now()); err != nil {
+		return err
+	}
+	if g.json {
+		return g.printJSON(map[string]any{"halt": map[string]any{"active": true, "reason": reason, "file": st.Path(hf)}})
+	}
+	fmt.Fprintf(g.stdout, "HALT file created at %s: %s\nEvery cycle now stops before doing any work. Resume with: ooda resume\n", st.Path(hf), reason)
+	return nil
+}
+
+func runResume(g *globals) error {
+	hf, st, err := haltFile(g)
+	if err != nil {
+		return err
+	}
+	_, prev := st.HaltExists(hf)
+	removed, err := st.RemoveHalt(hf)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return g.printJSON(map[string]any{"halt": map[string]any{"active": false, "removed": removed, "previous_reason": strp(prev), "file": st.Path(hf)}})
+	}
+	if removed {
+		fmt.Fprintf(g.stdout, "HALT file removed (%s). Cycles will run again.\nIt said: %s\n", st.Path(hf), prev)
+	} else {
+		fmt.Fprintf(g.stdout, "No HALT file at %s; nothing to resume.\n", st.Path(hf))
+	}
+	return nil
+}

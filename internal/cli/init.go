@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// initOptions are the flags of `ooda init`.
+type initOptions struct {
+	mission string
+	level   int
+	force   bool
+	yes     bool
+}
+
+func newInitCmd(g *globals) *cobra.Command {
+	var o initOptions
+	cmd := &cobra.Command{
+		Use:   "init [--mission TEXT] [--level N] [--force] [--yes]",
+		Short: "Create config.json and agent/state/ for a project",
+		Long: `Create a valid config.json (every other key takes its default), the state
+skeleton under agent/state/evolve/, and .gitignore entries for the cycle lock
+and the HALT file. Refuses to overwrite an existing config.json without
+--force. Never prompts with --yes or without a terminal.
+
+The new config has no domains yet: add them to config.json (see
+docs/config.md), each with a primary_skill and, under "skills", how that
+skill runs.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runInit(g, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.mission, "mission", "", "one sentence: what this project is for (drives mission-aware scoring)")
+	f.IntVar(&o.level, "level", 0, "progressive-complexity level 0..3 (0: just watching)")
+	f.BoolVar(&o.force, "force", false, "overwrite an existing config.json")
+	f.BoolVar(&o.yes, "yes", false, "never prompt (non-interactive)")
+	return cmd
+}
+
+func runInit(g *globals, o initOptions) error {
+	if o.level < 0 || o.level > 3 {
+		return usageError(fmt.Errorf("--level must be 0, 1, 2 or 3, got %d", o.level))
+	}
+	root, err := g.root()
+	if err != nil {
+		return err
+	}
+	cfgPath, err := g.configPath()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(cfgPath); err == nil && !o.force {
+		return usageError(fmt.Errorf("%s already exists; use --force to overwrite it", cfgPath))
+	}
+	name := filepath.Base(root)
+	doc := map[string]any{
+		"schema_version": config.Default().SchemaVersion,
+		"project":        map[string]any{"name": name, "locale": "en", "timezone": "UTC"},
+		"mission":        o.mission,
+		"domains":        map[string]any{},
+		"progressive_complexity": map[string]any{"current_level": o.level},
+		"safety": map[string]any{
+			"halt_file":                  config.Default().Safety.HaltFile,
+			"min_cycle_interval_minutes": config.Default().Safety.MinCycleIntervalMin,
+			"skill_allowlist":            []string{},
+		},
+		"cost": map[string]any{"daily_limit_usd": config.Default().Cost.DailyLimitUSD, "warning_threshold_pct": config.Default().Cost.WarningThresholdPct},
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := config.Parse(cfgPath, b); err != nil {
+		return fmt.Errorf("internal error: init produced an invalid config: %w", err)
+	}
+	if err := state.WriteFileAtomic(cfgPath, b, 0o644); err != nil {
+		return err
+	}
+	st := state.New(root)
+	if _, err := os.Stat(st.EvolvePath(state.StateFile)); errors.Is(err, fs.ErrNotExist) {
+		if err := st.SaveState(state.State{SchemaVersion: "1.2.0"}); err != nil {
+			return err
+		}
+	}
+	added, err := ensureGitignore(root, []string{"agent/state/evolve/.lock", config.Default().Safety.HaltFile})
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return g.printJSON(map[string]any{"config": cfgPath, "state_dir": st.EvolveDir, "gitignore_added": added})
+	}
+	fmt.Fprintf(g.stdout, "Created %s (level %d) and %s.\n", cfgPath, o.level, st.EvolveDir)
+	if len(added) > 0 {
+		fmt.Fprintf(g.stdout, "Added to .gitignore: %s\n", strings.Join(added, ", "))
+	}
+	fmt.Fprintln(g.stdout, "Next: add domains and their skills to config.json, then run `ooda cycle --dry-run`.")
+	return nil
+}
+
+// ensureGitignore appends the missing lines to .gitignore.
+func ensureGitignore(root string, lines []string) ([]string, error) {
+	p := filepath.Join(root, ".gitignore")
+	old, err := os.ReadFile(p)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(old), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var added []string
+	for _, l := range lines {
+		if !have[l] && !have["/"+l] {
+			added = append(added, l)
+		}
+	}
+	if len(added) == 0 {
+		return nil, nil
+	}
+	out := string(old)
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	out += "# ooda: the cycle lock and the HALT switch are local, never committed\n" + strings.Join(added, "\n") + "\n"
+	return added, state.WriteFileAtomic(p, []byte(out), 0o644)
+}

@@ -1,0 +1,604 @@
+package decide
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// ImplementationDomain is the name of the virtual domain of 3-A2.
+const ImplementationDomain = "implementation"
+
+// Skip reasons Decide can return (CLI.md reason codes).
+const (
+	ReasonNoScoreable        = "no_scoreable_domains"
+	ReasonBelowMinimum       = "all_scores_below_minimum"
+	ReasonGoalsMetIdle       = "goals_met_idle"
+	ReasonBelowConfidence    = "all_below_confidence_no_fallback"
+	GuidanceCriticalAlert    = "critical_alert"
+	GuidanceStablePattern    = "stable_pattern"
+	ExcludedCooldown         = "cooldown"
+	ExcludedQuarantined      = "quarantined"
+	minScore                 = 0.5
+	stablePatternConfidence  = 0.8
+	stablePatternRunLength   = 3
+	observeLoopEscapeEntries = 3
+)
+
+// Option is one row of the score table: a candidate domain with every term
+// as it entered the sum, and why it won or lost.
+type Option struct {
+	Domain         string
+	Virtual        bool // the implementation virtual domain
+	Skill          string
+	Weight         float64
+	Hours          *float64 // nil for the virtual domain
+	Pending        *int     // the virtual domain's pending count
+	Staleness      float64
+	Queue          float64 // the virtual domain's 3-A2 queue terms
+	Alert          float64
+	Mission        float64
+	Goal           float64
+	Confidence     float64
+	ConfidenceTerm float64
+	Memo           float64
+	Balance        float64
+	RawScore       float64
+	Score          float64
+	Excluded       string
+	// SelectedByAlert is true when the alert term is > 0 (recorded on the
+	// decision-log entry for the consecutive-alert cap).
+	SelectedByAlert bool
+	Executions      int
+	Index           int
+	Reasons         []string
+}
+
+// Decision is Decide's result.
+type Decision struct {
+	// CycleMode is "feature" until rubrics exist (3-K).
+	CycleMode string
+	// Options is the score table in final rank order (empty when implicit
+	// guidance skipped scoring).
+	Options []Option
+	// Winner is nil when the cycle selects nothing (then SkipReason says why).
+	Winner     *Option
+	SkipReason string
+	// Result is set for skips that record a result (goals_met_idle → observe_only).
+	Result string
+	// Gated is true when the confidence gate replaced the top scorer or fell
+	// back; the winner then runs its primary skill only.
+	Gated bool
+	// Guidance is critical_alert or stable_pattern when 3-A0 chose the winner.
+	Guidance string
+	// Scored is true when the 3-A pass ran, i.e. memo adjustments were applied
+	// and must be consumed.
+	Scored bool
+	// ScoreVerified is 3-J's verdict; Mismatch explains a failed verification.
+	ScoreVerified bool
+	Mismatch      string
+	// Notes explain the steps taken, in order.
+	Notes []string
+}
+
+// Decide runs Step 3: 3-K, 3-G, 3-A0, the scoring pass (3-A, 3-A2, 3-B,
+// 3-C), 3-D, 3-E, 3-E2, 3-F, 3-I and 3-J. Dry-run handling (3-H) belongs to
+// the caller, which still needs the full decision to report.
+func Decide(in Input) Decision {
+	cfg := in.Config
+	d := Decision{CycleMode: "feature"}
+	// 3-K: leap mode needs a quality rubric with a plateau; until the
+	// artifact axis exists every cycle is a feature cycle.
+	d.note("3-K: cycle mode feature")
+
+	cands, impl := filter(in)
+	d.note(fmt.Sprintf("3-G: level %d keeps %d domain(s)%s", cfg.ProgressiveComplex.CurrentLevel, len(cands), map[bool]string{true: " + implementation", false: ""}[impl]))
+	if len(cands) == 0 && !impl {
+		d.SkipReason = ReasonNoScoreable
+		return d
+	}
+	sig := computeSignals(in, cands, impl)
+
+	// 3-A0: implicit guidance.
+	if w := criticalWinner(cands); w != nil {
+		o := Option{Domain: w.Name, Skill: w.PrimarySkill, Weight: w.Weight, Hours: ptr(w.Hours), Index: w.Index,
+			Confidence: in.confidence(w.Name), Executions: in.DomainExecutions[w.Name],
+			Reasons: []string{"implicit guidance: critical alert (scoring skipped, confidence gate bypassed)"}}
+		d.Guidance, d.Winner, d.ScoreVerified = GuidanceCriticalAlert, &o, true
+		d.note("3-A0: critical alert in " + w.Name + "; bypassing scoring")
+		return d
+	}
+	if w := stableWinner(in, cands, sig); w != nil {
+		o := Option{Domain: w.Name, Skill: w.PrimarySkill, Weight: w.Weight, Hours: ptr(w.Hours), Index: w.Index,
+			Confidence: in.confidence(w.Name), Executions: in.DomainExecutions[w.Name],
+			Reasons: []string{fmt.Sprintf("implicit guidance: won the last %d cycles with confidence %.2f >= %.1f", stablePatternRunLength, in.confidence(w.Name), stablePatternConfidence)}}
+		d.Guidance, d.Winner = GuidanceStablePattern, &o
+		d.note("3-A0: stable pattern, continuing " + w.Name)
+		if o.Confidence < cfg.Safety.ConfidenceThreshold {
+			// Unreachable with the 0.8 requirement unless the threshold is
+			// higher; the gate still applies to this shortcut.
+			d.Guidance, d.Winner = "", nil
+		} else {
+			d.ScoreVerified = true
+			return d
+		}
+	}
+
+	// Scoring pass.
+	d.Scored = true
+	n := len(cands)
+	for _, c := range cands {
+		d.Options = append(d.Options, scoreDomain(in, c, n, sig))
+	}
+	if impl {
+		d.Options = append(d.Options, scoreImplementation(in, sig))
+	}
+	rank(d.Options)
+	d.note("3-D: scored " + fmt.Sprint(len(d.Options)) + " option(s)")
+
+	eligible := make([]int, 0, len(d.Options))
+	for i, o := range d.Options {
+		if o.Excluded == "" {
+			eligible = append(eligible, i)
+		}
+	}
+	// 3-E: minimum score.
+	top := 0.0
+	if len(eligible) > 0 {
+		top = d.Options[eligible[0]].Score
+	}
+	if top < minScore {
+		d.SkipReason = ReasonBelowMinimum
+		d.explainAll(fmt.Sprintf("all scores below %.1f", minScore))
+		return d
+	}
+	// 3-E2: goal-completion idle gate.
+	if goalsMetIdle(in, cands) {
+		d.SkipReason, d.Result = ReasonGoalsMetIdle, "observe_only"
+		d.explainAll("goals met and nothing actionable: idling")
+		return d
+	}
+	// 3-F: confidence gate.
+	wi := eligible[0]
+	threshold := cfg.Safety.ConfidenceThreshold
+	if d.Options[wi].Confidence < threshold {
+		d.Options[wi].Reasons = append(d.Options[wi].Reasons, fmt.Sprintf("top score but confidence %.2f < threshold %.2f", d.Options[wi].Confidence, threshold))
+		found := -1
+		for _, i := range eligible[1:] {
+			if d.Options[i].Confidence >= threshold {
+				found = i
+				break
+			}
+		}
+		if found < 0 {
+			for _, c := range cands {
+				if c.Fallback {
+					for _, i := range eligible {
+						if d.Options[i].Domain == c.Name && !d.Options[i].Virtual {
+							found = i
+						}
+					}
+					if found >= 0 {
+						d.Options[found].Reasons = append(d.Options[found].Reasons, "fallback domain: no candidate meets the confidence threshold")
+						break
+					}
+				}
+			}
+		}
+		if found < 0 {
+			d.SkipReason = ReasonBelowConfidence
+			d.explainAll("below the confidence threshold and no fallback domain")
+			return d
+		}
+		wi = found
+		d.Gated = true
+		d.note("3-F: confidence-gated to " + d.Options[wi].Domain + " (primary skill only)")
+	}
+	d.Winner = &d.Options[wi]
+	d.explainLosers(wi)
+	d.Winner.Reasons = append(d.Winner.Reasons, "selected")
+
+	// 3-J: score verification re-runs the same scoring for the winner.
+	var again Option
+	if d.Winner.Virtual {
+		again = scoreImplementation(in, sig)
+	} else {
+		for _, c := range cands {
+			if c.Name == d.Winner.Domain {
+				again = scoreDomain(in, c, n, sig)
+			}
+		}
+	}
+	d.ScoreVerified = math.Abs(again.Score-d.Winner.Score) <= 0.01
+	if !d.ScoreVerified {
+		d.Mismatch = fmt.Sprintf("score mismatch for %s: computed %.4f, reported %.4f", d.Winner.Domain, again.Score, d.Winner.Score)
+	}
+	if !d.Gated && d.Winner.Confidence < threshold {
+		d.ScoreVerified = false
+		d.Mismatch = fmt.Sprintf("winner %s confidence %.2f below threshold %.2f without gating", d.Winner.Domain, d.Winner.Confidence, threshold)
+	}
+	return d
+}
+
+func (d *Decision) note(s string) { d.Notes = append(d.Notes, s) }
+
+func (d *Decision) explainAll(why string) {
+	for i := range d.Options {
+		d.Options[i].Reasons = append(d.Options[i].Reasons, why)
+	}
+}
+
+func (d *Decision) explainLosers(wi int) {
+	w := d.Options[wi]
+	for i := range d.Options {
+		if i == wi {
+			continue
+		}
+		o := &d.Options[i]
+		switch {
+		case o.Excluded != "":
+			o.Reasons = append(o.Reasons, "excluded: "+o.Excluded)
+		case d.Gated && i < wi:
+			if len(o.Reasons) == 0 {
+				o.Reasons = append(o.Reasons, fmt.Sprintf("confidence %.2f below threshold", o.Confidence))
+			}
+		case round9(o.Score) == round9(w.Score):
+			o.Reasons = append(o.Reasons, "tied with "+w.Domain+" and lost the tie-break ("+tieBreakWhy(w, *o)+")")
+		default:
+			o.Reasons = append(o.Reasons, fmt.Sprintf("lower score than %s (%.4f < %.4f)", w.Domain, o.Score, w.Score))
+		}
+	}
+}
+
+func tieBreakWhy(w, o Option) string {
+	switch {
+	case w.Executions != o.Executions:
+		return "more executions"
+	case w.Weight != o.Weight:
+		return "lower weight"
+	default:
+		return "later in config.domains"
+	}
+}
+
+func (in Input) confidence(d string) float64 {
+	if v, ok := in.Confidence[d]; ok {
+		return v
+	}
+	return in.Config.Confidence.Initial
+}
+
+// filter is 3-G: active domains, sorted by weight, cut to the level's limit.
+func filter(in Input) ([]Domain, bool) {
+	cfg := in.Config
+	act := make([]Domain, 0, len(in.Domains))
+	for _, d := range in.Domains {
+		if cd, ok := cfg.Domains.Get(d.Name); ok {
+			if cd.EffectiveStatus() != "active" || !cd.IsEnabled() {
+				continue
+			}
+		}
+		if _, mode, on := cfg.SeasonModes.Active(); on && contains(mode.DisabledDomains, d.Name) {
+			continue
+		}
+		act = append(act, d)
+	}
+	sort.SliceStable(act, func(i, j int) bool { return act[i].Weight > act[j].Weight })
+	level := cfg.ProgressiveComplex.CurrentLevel
+	if level <= 1 {
+		if n, all := cfg.ProgressiveComplex.Level(level).DomainLimit(); !all && n < len(act) {
+			act = act[:max(n, 0)]
+		}
+	}
+	impl := level >= 3 && cfg.Implementation.Enabled
+	if impl {
+		// A real domain named "implementation" stands in for the virtual one.
+		for _, d := range act {
+			if d.Name == ImplementationDomain {
+				impl = false
+			}
+		}
+	}
+	return act, impl
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// signals is 3-B: the urgent-signal bonus per domain before dampening.
+type signals struct {
+	bonus map[string]float64
+}
+
+func computeSignals(in Input, cands []Domain, impl bool) signals {
+	cfg := in.Config
+	s := cfg.Signals.WithBonuses(in.SignalBonuses)
+	out := signals{bonus: map[string]float64{}}
+	for _, d := range cands {
+		if d.Fallback && d.HasUrgent() {
+			out.bonus[d.Name] += s.HealthAlertBonus
+		}
+		if in.StaleAfterChange[d.Name] {
+			out.bonus[d.Name] += s.StaleAfterChangeBonus
+		}
+	}
+	if impl {
+		im := in.Impl
+		if s.QueuePressureThreshold > 0 && im.PendingCount >= s.QueuePressureThreshold {
+			out.bonus[ImplementationDomain] += s.QueuePressureBonus
+		}
+		if im.PendingCount > 0 && im.OldestPendingHours > s.QueueAgeHours {
+			out.bonus[ImplementationDomain] += s.QueueAgeBonus
+		}
+		if im.PendingCount > 0 && len(in.Log) >= observeLoopEscapeEntries {
+			escape := true
+			for _, e := range in.Log[len(in.Log)-observeLoopEscapeEntries:] {
+				if e.Domain == ImplementationDomain {
+					escape = false
+				}
+			}
+			if escape {
+				out.bonus[ImplementationDomain] += cfg.Implementation.ObserveLoopEscapeBonus
+			}
+		}
+	}
+	return out
+}
+
+func criticalWinner(cands []Domain) *Domain {
+	var best *Domain
+	for i := range cands {
+		c := &cands[i]
+		if !c.HasCritical() {
+			continue
+		}
+		if best == nil || c.Weight > best.Weight || (c.Weight == best.Weight && c.Index < best.Index) {
+			best = c
+		}
+	}
+	return best
+}
+
+func stableWinner(in Input, cands []Domain, sig signals) *Domain {
+	if len(in.Log) < stablePatternRunLength {
+		return nil
+	}
+	last := in.Log[len(in.Log)-stablePatternRunLength:]
+	name := last[0].Domain
+	for _, e := range last {
+		if e.Domain != name || !e.Executed() {
+			return nil
+		}
+	}
+	if in.confidence(name) < stablePatternConfidence {
+		return nil
+	}
+	for dn, b := range sig.bonus {
+		if dn != name && b > 0 {
+			return nil
+		}
+	}
+	for i := range cands {
+		if cands[i].Name == name {
+			c := &cands[i]
+			if in.Quarantined[name] || (c.MinIntervalHours != nil && c.Hours < *c.MinIntervalHours) {
+				return nil
+			}
+			return c
+		}
+	}
+	return nil
+}
+
+// Staleness is the 3-A staleness curve: logarithmic (default) w·K·ln(1+h/T)
+// with K = 10 and T = 4 hours, or linear h·w.
+func Staleness(curve string, weight, hours float64) float64 {
+	if curve == "linear" {
+		return hours * weight
+	}
+	const k, t = 10.0, 4.0
+	return weight * k * math.Log1p(hours/t)
+}
+
+func scoreDomain(in Input, c Domain, n int, sig signals) Option {
+	cfg := in.Config
+	sc := cfg.Scoring
+	o := Option{Domain: c.Name, Skill: c.PrimarySkill, Weight: c.Weight, Hours: ptr(c.Hours), Index: c.Index,
+		Confidence: in.confidence(c.Name), Executions: in.DomainExecutions[c.Name]}
+	o.ConfidenceTerm = o.Confidence * sc.ConfidenceWeight
+	if c.MinIntervalHours != nil && c.Hours < *c.MinIntervalHours {
+		o.Excluded = ExcludedCooldown
+		o.Reasons = append(o.Reasons, fmt.Sprintf("cooldown: %.2fh < %gh minimum", c.Hours, *c.MinIntervalHours))
+		return o
+	}
+	stal := Staleness(sc.StalenessCurve, c.Weight, c.Hours)
+	urgent := c.HasUrgent()
+	if last := lastExecuted(in.Log, c.Name); last != nil && last.HadOutput != nil && !*last.HadOutput && !urgent {
+		if c.Phase == "strategize" || c.Phase == "execute" {
+			stal *= sc.DryDomainDampen
+		} else {
+			stal *= sc.MonitorDryDampen
+		}
+	}
+	if cfg.MissionSet() && c.MissionAlignment < sc.OffMissionThreshold && !urgent {
+		stal *= sc.OffMissionDampen
+	}
+	o.Staleness = stal
+
+	alert := sig.bonus[c.Name]
+	if alert > 0 && !c.HasCritical() {
+		cd := cfg.Signals.AlertCooldownHours
+		rf := 0.0
+		if cd > 0 {
+			rf = math.Max(0, 1-c.Hours/cd)
+		}
+		alert *= 1 - rf
+	}
+	if capN := cfg.Signals.MaxConsecutiveAlertCycles; capN > 0 && len(in.Log) >= capN && alert > 0 {
+		all := true
+		for _, e := range in.Log[len(in.Log)-capN:] {
+			if e.Domain != c.Name || !e.SelectedByAlert {
+				all = false
+			}
+		}
+		if all {
+			alert = 0
+			o.Reasons = append(o.Reasons, fmt.Sprintf("alert auto-acknowledged after %d consecutive alert-driven cycles", capN))
+		}
+	}
+	o.Alert = alert
+	o.SelectedByAlert = alert > 0
+
+	if sc.BalanceEnabled && n > 0 {
+		share := float64(in.DomainExecutions[c.Name]) / math.Max(float64(in.TotalSkillExecutions), 1)
+		o.Balance = math.Max(-sc.BalanceWeight*(share-1/float64(n)), -10)
+	}
+	if cfg.MissionSet() {
+		o.Mission = sc.MissionWeight * c.MissionAlignment
+	}
+	o.Goal = goalContribution(in, c.Name, c.GoalContribution) * sc.GoalWeight
+	o.Memo = in.Memo[c.Name]
+	o.RawScore = o.Staleness + o.Alert + o.Mission + o.Goal + o.ConfidenceTerm + o.Memo + o.Balance
+	o.Score = math.Max(o.RawScore, 0)
+	if in.Quarantined[c.Name] {
+		o.Excluded = ExcludedQuarantined
+	}
+	return o
+}
+
+func scoreImplementation(in Input, sig signals) Option {
+	cfg := in.Config
+	sc := cfg.Scoring
+	f := sc.ImplementationFormula
+	im := in.Impl
+	pending := im.PendingCount
+	o := Option{Domain: ImplementationDomain, Virtual: true, Skill: cfg.Implementation.PrimarySkill,
+		Weight: cfg.Implementation.Weight, Pending: &pending, Index: len(cfg.Domains),
+		Confidence: in.confidence(ImplementationDomain), Executions: in.DomainExecutions[ImplementationDomain]}
+	o.ConfidenceTerm = o.Confidence * sc.ConfidenceWeight
+	if pending == 0 {
+		o.Reasons = append(o.Reasons, "no pending actions")
+		return o
+	}
+	o.Queue = float64(pending)*f.PendingMultiplier + im.OldestPendingHours*f.AgeMultiplier + im.HighestRice*f.RiceMultiplier
+	if im.OpenDraftPRs > 0 {
+		o.Queue += f.OpenPRPenalty
+	}
+	o.Alert = sig.bonus[ImplementationDomain]
+	o.SelectedByAlert = o.Alert > 0
+	if cfg.MissionSet() {
+		o.Mission = sc.MissionWeight * cfg.Implementation.Alignment()
+	}
+	o.Goal = goalContribution(in, ImplementationDomain, nil) * sc.GoalWeight
+	o.Memo = in.Memo[ImplementationDomain]
+	o.RawScore = o.Queue + o.Alert + o.Mission + o.Goal + o.ConfidenceTerm + o.Memo
+	o.Score = math.Max(o.RawScore, 0)
+	if in.Quarantined[ImplementationDomain] {
+		o.Excluded = ExcludedQuarantined
+	}
+	return o
+}
+
+// goalContribution is 3-C: 0.5 by default, 0.5·(1 − lowest progress) of the
+// related active goals, or the domain's configured override.
+func goalContribution(in Input, domain string, override *float64) float64 {
+	if override != nil {
+		return *override
+	}
+	lowest, found := 0.0, false
+	for _, g := range in.Goals {
+		if g.Status != "active" || g.Quarantined || !relates(g, domain) {
+			continue
+		}
+		if !found || g.Progress < lowest {
+			lowest, found = g.Progress, true
+		}
+	}
+	if !found {
+		return 0.5
+	}
+	return 0.5 * (1 - math.Min(math.Max(lowest, 0), 1))
+}
+
+func relates(g Goal, domain string) bool {
+	if g.Domain == domain || contains(g.RelatedDomains, domain) {
+		return true
+	}
+	if len(g.RelatedDomains) > 0 || g.Domain != "" {
+		return false
+	}
+	return containsWord(g.Title, domain) || containsWord(g.ID, domain)
+}
+
+func lastExecuted(log []LogEntry, domain string) *LogEntry {
+	for i := len(log) - 1; i >= 0; i-- {
+		if log[i].Domain == domain && log[i].Executed() {
+			return &log[i]
+		}
+	}
+	return nil
+}
+
+func goalsMetIdle(in Input, cands []Domain) bool {
+	if !in.Config.GoalCompletionIdle {
+		return false
+	}
+	active := 0
+	for _, g := range in.Goals {
+		if g.Status != "active" || g.Quarantined {
+			continue
+		}
+		active++
+		if g.Progress < 1.0 {
+			return false
+		}
+	}
+	if active == 0 {
+		return false
+	}
+	for _, d := range in.Domains {
+		if d.HasUrgent() {
+			return false
+		}
+	}
+	if in.Impl.ActionablePending > 0 {
+		return false
+	}
+	for _, c := range cands {
+		if c.Phase != "strategize" && c.Phase != "execute" {
+			continue
+		}
+		if last := lastExecuted(in.Log, c.Name); last != nil && last.HadOutput != nil && *last.HadOutput {
+			return false
+		}
+	}
+	return true
+}
+
+// rank sorts by score descending, then the seed's tie-break: fewer
+// executions, higher weight, earlier in config.domains.
+func rank(opts []Option) {
+	sort.SliceStable(opts, func(i, j int) bool {
+		a, b := opts[i], opts[j]
+		if ra, rb := round9(a.Score), round9(b.Score); ra != rb {
+			return ra > rb
+		}
+		if a.Executions != b.Executions {
+			return a.Executions < b.Executions
+		}
+		if a.Weight != b.Weight {
+			return a.Weight > b.Weight
+		}
+		return a.Index < b.Index
+	})
+}
+
+func round9(v float64) float64 { return math.Round(v*1e9) / 1e9 }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,556 @@
+// Package engine wires the steps of one OODA cycle together: the safety
+// rails of Step 0, Observe, Orient, Decide, Act, and the record of Step 6.
+//
+// RunCycle is callable in-process, many times, with the clock, the skill
+// executors and the output injected: the CLI is one caller, a session loop
+// and the simulator are others. The engine owns the lock and every error
+// path: whatever happens after the lock is taken, it is released.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ooda-loop/ooda/internal/act"
+	"github.com/ooda-loop/ooda/internal/clock"
+	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/contract"
+	"github.com/ooda-loop/ooda/internal/decide"
+	"github.com/ooda-loop/ooda/internal/observe"
+	"github.com/ooda-loop/ooda/internal/orient"
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// Statuses of a cycle (CLI.md).
+const (
+	StatusCompleted = "completed"
+	StatusDryRun    = "dry_run"
+	StatusSkipped   = "skipped"
+	StatusHalted    = "halted"
+	StatusError     = "error"
+)
+
+// Reason codes beyond Decide's.
+const (
+	ReasonHalt              = "halt"
+	ReasonLocked            = "locked"
+	ReasonTooSoon           = "too_soon"
+	ReasonFirstCycle        = "first_cycle"
+	ReasonNotAllowlisted    = "skill_not_in_allowlist"
+	ReasonCorruptLedger     = "corrupt_cost_ledger"
+	ReasonHaltDuringExecute = "halt_during_execution"
+)
+
+// Options configure one cycle.
+type Options struct {
+	// Project is the project root; ConfigPath defaults to Project/config.json.
+	Project    string
+	ConfigPath string
+	// Config, when set, is used instead of loading ConfigPath.
+	Config   *config.Config
+	Clock    clock.Clock
+	DryRun   bool
+	Registry *act.Registry
+	// Out receives the human-readable progress lines.
+	Out    io.Writer
+	Logger *slog.Logger
+}
+
+// Result is what a cycle did.
+type Result struct {
+	Status         string
+	Reason         string
+	Cycle          int
+	Decision       *decide.Decision
+	Result         string
+	ResultType     string
+	Quality        *float64
+	PRNumber       *int
+	HaltCreated    bool
+	Notes          []string
+	Elapsed        time.Duration
+	Written        []string
+	WinnerChain    []string
+	SkillError     string
+	StateCorrupted []string
+}
+
+// ExitCode maps a result to the CLI exit code (0 success or skip, 3 halted).
+func (r Result) ExitCode() int {
+	switch {
+	case r.Status == StatusHalted || r.HaltCreated:
+		return 3
+	case r.Status == StatusError:
+		return 1
+	}
+	return 0
+}
+
+type cycle struct {
+	opts   Options
+	cfg    *config.Config
+	store  *state.Store
+	now    time.Time
+	start  time.Time
+	out    io.Writer
+	log    *slog.Logger
+	res    *Result
+	snap   *state.Snapshot
+	lock   *state.Lock
+	gaps   []gap
+	memo   []state.Memo
+	phases map[string]string
+	obs    *observe.Observation
+	ori    orient.Orientation
+}
+
+type gap struct{ name, typ, detail string }
+
+// RunCycle runs one complete cycle. A configuration problem is returned as
+// a *config.Error; every other outcome, including skips and halts, is a
+// Result.
+func RunCycle(ctx context.Context, opts Options) (res Result, err error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Registry == nil {
+		opts.Registry = act.NewRegistry()
+	}
+	c := &cycle{opts: opts, out: opts.Out, log: opts.Logger.With("component", "engine"), res: &res, start: time.Now()}
+	c.now = opts.Clock.Now().UTC()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v", r)
+			res.Status = StatusError
+		}
+		if c.lock != nil {
+			if rerr := c.lock.Release(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
+		res.Elapsed = time.Since(c.start)
+		res.Written = c.store.Written()
+	}()
+	return c.run(ctx)
+}
+
+func (c *cycle) printf(format string, a ...any) { fmt.Fprintf(c.out, format+"\n", a...) }
+
+func (c *cycle) note(s string) { c.res.Notes = append(c.res.Notes, s) }
+
+func (c *cycle) run(ctx context.Context) (Result, error) {
+	opts := c.opts
+	root := opts.Project
+	if root == "" {
+		root = "."
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return *c.res, err
+	}
+	c.store = state.New(abs)
+	// 0-Pre: config validation.
+	cfg := opts.Config
+	if cfg == nil {
+		path := opts.ConfigPath
+		if path == "" {
+			path = filepath.Join(abs, "config.json")
+		}
+		cfg, err = config.Load(path)
+		if err != nil {
+			c.res.Status = StatusError
+			return *c.res, err
+		}
+	}
+	c.cfg = cfg
+
+	// 0-A: HALT check.
+	if halted, reason := c.store.HaltExists(cfg.Safety.HaltFile); halted {
+		c.printf("[HALT] Agent stopped. Reason: %s", reason)
+		c.printf("Remove to resume: rm %s  (or: ooda resume)", cfg.Safety.HaltFile)
+		c.res.Status, c.res.Reason = StatusHalted, ReasonHalt
+		return *c.res, nil
+	}
+
+	// 0-B: lock (a dry run takes none).
+	if !opts.DryRun {
+		lock, stale, err := state.AcquireLock(c.store.LockPath(), c.now, cfg.Safety.LockTimeout())
+		var locked *state.ErrLocked
+		switch {
+		case errors.As(err, &locked):
+			c.printf("[SKIP] Another evolve cycle is running (lock age %dm, pid %d).", int(locked.Age.Minutes()), locked.Holder.PID)
+			c.res.Status, c.res.Reason = StatusSkipped, ReasonLocked
+			return *c.res, nil
+		case err != nil:
+			c.res.Status = StatusError
+			return *c.res, err
+		}
+		c.lock = lock
+		if stale != nil {
+			c.printf("[WARN] Stale lock detected (pid %d, age %dm, %s). Removing and recovering.", stale.Holder.PID, int(stale.Age.Minutes()), stale.Why)
+			c.note("stale lock removed (" + stale.Why + ")")
+		}
+	}
+
+	// Load every evolve file; corrupt ones are set aside.
+	snap, lerr := c.store.Load()
+	var corruptLedger *state.CorruptLedgerError
+	if errors.As(lerr, &corruptLedger) {
+		return c.failClosedLedger(corruptLedger)
+	} else if lerr != nil {
+		c.res.Status = StatusError
+		return *c.res, lerr
+	}
+	c.snap = snap
+	for _, cf := range snap.Corrupt {
+		c.res.StateCorrupted = append(c.res.StateCorrupted, cf.File)
+		if opts.DryRun {
+			c.printf("[WARN] %s is corrupt (%v); a real cycle would set it aside and reset it.", cf.File, cf.Err)
+			c.note("corrupt state file: " + cf.File)
+			continue
+		}
+		dst, qerr := c.store.Quarantine(cf, c.now)
+		if qerr != nil {
+			c.res.Status = StatusError
+			return *c.res, fmt.Errorf("set aside corrupt %s: %w", cf.Path, qerr)
+		}
+		c.printf("[WARN] %s is corrupt (%v). Copied to %s; continuing from an empty %s.", cf.File, cf.Err, filepath.Base(dst), cf.File)
+		c.addGap("state_corrupt_"+strings.TrimSuffix(cf.File, ".json"), "state_corruption", fmt.Sprintf("%s was corrupt and reset; bytes kept in %s", cf.File, filepath.Base(dst)))
+	}
+	st := &snap.State
+
+	// 0-C: crash recovery.
+	if st.CycleInProgress {
+		crashed := st.CycleCount + 1
+		c.printf("[WARN] Cycle #%d did not complete (crash/kill detected).", crashed)
+		mem := state.Memo{Timestamp: state.FormatTime(c.now), Cycle: crashed, Type: "crash_recovery",
+			Message: fmt.Sprintf("Cycle #%d did not complete (crash/kill detected).", crashed)}
+		if n := len(st.DecisionLog); n > 0 {
+			last := st.DecisionLog[n-1]
+			c.printf("  Last completed: #%d — domain %s, skill %s, at %s", last.Cycle, orDash(last.SelectedDomain), orDash(last.SelectedSkill), last.Timestamp)
+			lc := last.Cycle
+			mem.LastCompleted = &lc
+		}
+		c.printf("  Resetting cycle_in_progress. Starting fresh cycle.")
+		c.note(fmt.Sprintf("crash recovery: cycle #%d did not complete", crashed))
+		st.CycleInProgress = false
+		c.memo = append(c.memo, mem)
+	}
+	c.res.Cycle = st.CycleCount + 1
+
+	// 0-D: minimum cycle interval.
+	if st.LastCycle != nil {
+		if last, ok := state.ParseTime(*st.LastCycle); ok {
+			elapsed := c.now.Sub(last).Minutes()
+			if min := cfg.Safety.MinCycleIntervalMin; elapsed < min {
+				remaining := int(min - elapsed + 0.999)
+				switch {
+				case opts.DryRun:
+					c.note(fmt.Sprintf("too_soon ignored for dry run (%d min until next cycle)", remaining))
+				case observe.AnyCriticalAlert(cfg, c.store):
+					c.printf("[URGENT] Critical alert detected, bypassing interval.")
+				default:
+					c.printf("[SKIP] Too soon. %d min until next cycle.", remaining)
+					c.res.Status, c.res.Reason = StatusSkipped, ReasonTooSoon
+					return c.abandon()
+				}
+			}
+		}
+	}
+	// 0-E: first cycle observe-only.
+	observeOnly := false
+	if st.CycleCount == 0 && cfg.Safety.FirstCycleObserveOnly {
+		if opts.DryRun {
+			c.note("first_cycle ignored for dry run (a real first cycle is observe-only)")
+		} else {
+			c.printf("[INFO] First cycle -- observe-only mode.")
+			observeOnly = true
+		}
+	}
+	if !opts.DryRun {
+		st.CycleInProgress = true
+		st.CycleStartedAt = state.FormatTime(c.now)
+		if err := c.store.SaveState(*st); err != nil {
+			c.res.Status = StatusError
+			return *c.res, err
+		}
+	}
+
+	// Step 1: Observe.
+	c.phases = map[string]string{}
+	obs := observe.Observe(observe.Input{Now: c.now, Config: cfg, Store: c.store, Snap: snap, PhaseOf: c.phaseOf})
+	for _, w := range obs.Warnings {
+		c.printf("%s", w)
+	}
+	if obs.SeasonMode != "" {
+		c.printf("[Observe] Season mode: %s (%d weight overrides, %d disabled domains)", obs.SeasonMode, len(obs.Season.WeightOverrides), len(obs.Season.DisabledDomains))
+	}
+	for _, sk := range obs.Skipped {
+		c.log.Debug("domain skipped", "domain", sk.Name, "why", sk.Why)
+	}
+	if !opts.DryRun {
+		for _, d := range obs.LensInit {
+			if _, err := c.store.InitLens(d, c.now); err != nil {
+				c.printf("[WARN] lens init for %s failed: %v", d, err)
+			} else {
+				c.printf("[Observe] Initialized lens for %s.", d)
+			}
+		}
+	}
+	if obs.LedgerReset {
+		c.note("cost ledger reset for a new UTC day")
+	}
+	c.printf("[Observe] Scanned %d domains. 0 open PRs, 0 merged since last cycle.", len(obs.Domains))
+
+	// Step 2: Orient.
+	names := make([]string, 0, len(obs.Domains))
+	for _, d := range obs.Domains {
+		names = append(names, d.Config.Name)
+	}
+	ori := orient.Orient(orient.Input{Now: c.now, Config: cfg, Confidence: snap.Confidence, Memos: snap.Memos, Goals: snap.Goals, Log: st.DecisionLog, Domains: names})
+	for _, w := range ori.MemoWarnings {
+		c.printf("%s", w)
+	}
+
+	// Step 3: Decide.
+	din := c.decideInput(obs, ori)
+	dec := decide.Decide(din)
+	c.res.Decision = &dec
+	summary := orient.Summarize(orient.SummaryFacts{Observed: len(obs.Domains), Alerts: alertNames(obs), Winner: winnerName(dec), Skip: dec.SkipReason, Guidance: dec.Guidance, Gated: dec.Gated, Prev: ori.PrevSummary})
+	c.printf("[Orient] %s", summary)
+	c.printTable(dec)
+
+	if dec.Mismatch != "" {
+		c.printf("[WARN] %s", dec.Mismatch)
+		c.addGap("score_mismatch", "engine_bug", dec.Mismatch)
+	}
+
+	// 3-H: dry-run exit.
+	if opts.DryRun {
+		if dec.Winner != nil {
+			c.printf("Would execute: %s", dec.Winner.Skill)
+		}
+		c.printf("Observe-only streak: %d cycles", st.ConsecutiveObserveOnlyCycles)
+		c.printf("[Dry-run] No changes applied. No state files modified.")
+		c.res.Status, c.res.Result = StatusDryRun, "dry-run"
+		c.res.Reason = dec.SkipReason
+		return *c.res, nil
+	}
+
+	f := c.baseFacts(obs, ori, dec, summary)
+	if dec.Winner == nil {
+		c.printf("[Decide] Skipping cycle: %s.", dec.SkipReason)
+		f.Action, f.Reason, f.Result = "skip", dec.SkipReason, "skip"
+		if dec.Result != "" {
+			f.Result = dec.Result
+		}
+		if dec.SkipReason == decide.ReasonBelowConfidence {
+			f.Result = "observe_only"
+		}
+		c.res.Status, c.res.Reason = StatusSkipped, dec.SkipReason
+		return c.finish(f, dec)
+	}
+	w := dec.Winner
+	c.printf("[Decide] Selected: %s (score: %.4f)", w.Domain, w.Score)
+	c.printf("[Decide] Skill: %s", w.Skill)
+	c.printf("[Decide] Confidence: %.2f (threshold: %.2f)", w.Confidence, cfg.Safety.ConfidenceThreshold)
+	if observeOnly {
+		c.printf("First cycle complete. Run `ooda cycle` again to take action.")
+		f.Action, f.Reason, f.Result = "observe_only", ReasonFirstCycle, "observe_only"
+		c.res.Reason = ReasonFirstCycle
+		return c.finish(f, dec)
+	}
+
+	// Step 4: Act. 4-A: allowlist, then HALT re-check.
+	if !cfg.Safety.Allowed(w.Skill) {
+		c.printf("[Act] SAFETY: %s not in allowlist. Skipping.", w.Skill)
+		f.Action, f.Reason, f.Result = "blocked", ReasonNotAllowlisted, "blocked"
+		c.res.Status, c.res.Reason = StatusSkipped, ReasonNotAllowlisted
+		return c.finish(f, dec)
+	}
+	if halted, reason := c.store.HaltExists(cfg.Safety.HaltFile); halted {
+		c.printf("[HALT] HALT file appeared before execution. Reason: %s", reason)
+		c.res.Status, c.res.Reason = StatusHalted, ReasonHalt
+		return c.abandon()
+	}
+	c.execute(ctx, &f, obs, w)
+	return c.finish(f, dec)
+}
+
+// abandon ends a cycle before Step 6: the state file must not claim a
+// cycle is in progress, or the next run would report a crash.
+func (c *cycle) abandon() (Result, error) {
+	if c.snap != nil && c.snap.State.CycleInProgress {
+		c.snap.State.CycleInProgress = false
+		if err := c.store.SaveState(c.snap.State); err != nil {
+			return *c.res, err
+		}
+	}
+	return *c.res, nil
+}
+
+func (c *cycle) failClosedLedger(e *state.CorruptLedgerError) (Result, error) {
+	c.res.Status, c.res.Reason = StatusHalted, ReasonCorruptLedger
+	msg := "cost ledger corrupt — today's spend unknown; refusing to run without cost accounting"
+	if c.opts.DryRun {
+		c.printf("[HALT] %s (%v). A real cycle would set it aside and create the HALT file.", msg, e.Err)
+		return *c.res, nil
+	}
+	dst, err := c.store.QuarantineLedger(c.now)
+	if err != nil {
+		return *c.res, err
+	}
+	if err := c.store.WriteHalt(c.cfg.Safety.HaltFile, msg+"\nThe corrupt ledger was copied to "+dst+". Repair or remove agent/state/evolve/cost_ledger.json, then delete this file.", c.now); err != nil {
+		return *c.res, err
+	}
+	c.res.HaltCreated = true
+	c.printf("[HALT] %s. Copied to %s; HALT file created.", msg, filepath.Base(dst))
+	return *c.res, nil
+}
+
+func (c *cycle) addGap(name, typ, detail string) { c.gaps = append(c.gaps, gap{name, typ, detail}) }
+
+func (c *cycle) phaseOf(skill string) string {
+	if p, ok := c.phases[skill]; ok {
+		return p
+	}
+	ct, err := contract.Load(c.store.Root, c.cfg, skill)
+	p := ""
+	if err == nil {
+		p = ct.OODAPhase
+	} else {
+		c.printf("[WARN] contract of %s: %v", skill, err)
+	}
+	c.phases[skill] = p
+	return p
+}
+
+func (c *cycle) decideInput(obs *observe.Observation, ori orient.Orientation) decide.Input {
+	snap := c.snap
+	in := decide.Input{
+		Now: c.now, Config: c.cfg, Confidence: ori.Confidence, Memo: ori.Memo,
+		DomainExecutions:     snap.Metrics.Counters.DomainExecutions,
+		TotalSkillExecutions: snap.Metrics.Counters.TotalSkillExecutions,
+		SignalBonuses:        obs.Season.SignalBonuses,
+		Impl: decide.Impl{PendingCount: obs.Impl.PendingCount, ActionablePending: obs.Impl.ActionablePending,
+			OldestPendingHours: obs.Impl.OldestPendingHours, HighestRice: obs.Impl.HighestRice},
+	}
+	for _, d := range obs.Domains {
+		dd := decide.Domain{Name: d.Config.Name, Index: d.Config.Index, Weight: d.Weight, Hours: d.Hours, NeverRun: d.NeverRun,
+			Fallback: d.Config.Fallback, MissionAlignment: d.Config.Alignment(), Phase: d.Phase,
+			MinIntervalHours: d.Config.MinIntervalHours, GoalContribution: d.Config.GoalContribution, PrimarySkill: d.Config.PrimarySkill}
+		for _, a := range d.State.Alerts {
+			dd.Alerts = append(dd.Alerts, decide.Alert{Severity: a.Severity, Message: a.Message})
+		}
+		in.Domains = append(in.Domains, dd)
+	}
+	for _, g := range snap.Goals.Goals {
+		in.Goals = append(in.Goals, decide.Goal{ID: g.ID, Title: g.Title, Status: g.Status, Progress: g.ProgressValue(), RelatedDomains: g.RelatedDomains, Domain: g.Domain})
+	}
+	for _, e := range snap.State.DecisionLog {
+		in.Log = append(in.Log, decide.LogEntry{Cycle: e.Cycle, Domain: e.SelectedDomain, Action: e.Action, HadOutput: e.HadOutput, SelectedByAlert: e.SelectedByAlert})
+	}
+	return in
+}
+
+func alertNames(obs *observe.Observation) []string {
+	var out []string
+	for _, d := range obs.Domains {
+		for _, a := range d.State.Alerts {
+			if a.Urgent() {
+				out = append(out, d.Config.Name+" ("+a.Severity+")")
+				break
+			}
+		}
+	}
+	return out
+}
+
+func winnerName(d decide.Decision) string {
+	if d.Winner == nil {
+		return ""
+	}
+	return d.Winner.Domain
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func (c *cycle) printTable(d decide.Decision) {
+	if d.Guidance != "" {
+		c.printf("[Decide] Implicit guidance: %s → %s", d.Guidance, winnerName(d))
+		return
+	}
+	if len(d.Options) == 0 {
+		return
+	}
+	c.printf("[Decide] Domain scores:")
+	c.printf("| # | %-16s | %6s | %6s | %7s | %5s | %5s | %6s | %8s |", "Domain", "Hours", "Weight", "Urgent", "Goal", "Conf", "Memo", "SCORE")
+	for i, o := range d.Options {
+		hours := "P:" + strconv.Itoa(derefInt(o.Pending))
+		if o.Hours != nil {
+			hours = fmt.Sprintf("%.1f", *o.Hours)
+		}
+		score := fmt.Sprintf("%.2f", o.Score)
+		if o.Excluded != "" {
+			score += " (" + o.Excluded + ")"
+		}
+		c.printf("| %d | %-16s | %6s | %6.2f | %+7.2f | %5.2f | %5.2f | %+6.2f | %8s |", i+1, o.Domain, hours, o.Weight, o.Alert, o.Goal, o.ConfidenceTerm, o.Memo, score)
+	}
+}
+
+func derefInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// envFor builds the OODA_* environment of a skill invocation.
+func (c *cycle) envFor(obs *observe.Observation, domain, skill string, conf float64) map[string]string {
+	env := map[string]string{
+		"OODA_PROJECT_DIR":      c.store.Root,
+		"OODA_CYCLE":            strconv.Itoa(c.res.Cycle),
+		"OODA_DOMAIN":           domain,
+		"OODA_SKILL":            skill,
+		"OODA_NOW":              state.FormatTime(c.now),
+		"OODA_REPORT":           c.store.ReportPath(c.res.Cycle, skill),
+		"OODA_FOCUS_ITEM":       "",
+		"OODA_MISSION":          c.cfg.Mission,
+		"OODA_LEVEL":            strconv.Itoa(c.cfg.ProgressiveComplex.CurrentLevel),
+		"OODA_CONFIDENCE":       strconv.FormatFloat(conf, 'f', 4, 64),
+		"OODA_LEAP_MODE":        "false",
+		"OODA_TARGET_DIMENSION": "",
+		"OODA_ACTIVE_CONTEXT":   obs.ActiveContextPath,
+		"OODA_STATE_FILE":       "",
+		"OODA_LENS":             "",
+	}
+	if dc, ok := c.cfg.Domains.Get(domain); ok {
+		env["OODA_STATE_FILE"] = c.store.Path(dc.StateFile)
+		env["OODA_LENS"] = c.store.LensPath(domain)
+	}
+	return env
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ooda-loop/ooda/internal/decide"
+	"github.com/ooda-loop/ooda/internal/observe"
+	"github.com/ooda-loop/ooda/internal/orient"
+	"github.com/ooda-loop/ooda/internal/record"
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// baseFacts starts the cycle's record from the decision.
+func (c *cycle) baseFacts(obs *observe.Observation, ori orient.Orientation, dec decide.Decision, summary string) record.Facts {
+	c.obs, c.ori = obs, ori
+	f := record.Facts{
+		Cycle: c.res.Cycle, Now: c.now, OrientSummary: summary, Guidance: dec.Guidance, Gated: dec.Gated,
+		ScoreVerified: dec.ScoreVerified, CycleMode: dec.CycleMode, Season: obs.SeasonMode,
+		Saturation: c.snap.State.ConsecutiveObserveOnlyCycles,
+	}
+	if w := dec.Winner; w != nil {
+		score, raw, conf := w.Score, w.RawScore, w.Confidence
+		f.Domain, f.Skill = w.Domain, w.Skill
+		if dec.Guidance == "" {
+			f.Score, f.RawScore = &score, &raw
+		}
+		f.Confidence = &conf
+		f.Staleness, f.Alert, f.Balance = w.Staleness, w.Alert, w.Balance
+		f.SelectedByAlert = w.SelectedByAlert
+		if dc, ok := c.cfg.Domains.Get(w.Domain); ok {
+			f.OnMission = c.cfg.MissionSet() && dc.Alignment() >= 0.5
+		} else if w.Virtual {
+			f.OnMission = c.cfg.MissionSet() && c.cfg.Implementation.Alignment() >= 0.5
+		}
+		for i := len(c.snap.State.DecisionLog) - 1; i >= 0; i-- {
+			e := c.snap.State.DecisionLog[i]
+			if e.SelectedDomain == w.Domain && e.Confidence != nil {
+				v := *e.Confidence
+				f.PrevConfidence = &v
+				break
+			}
+		}
+	}
+	return f
+}
+
+// finish runs what this engine has of Step 5 (skill gaps from this cycle)
+// and Step 6: the decision log, memo consumption, CHANGELOG, metrics, cost,
+// outcome and cycle log, with state.json written last so that a crash
+// anywhere before it is detected by the next cycle's 0-C.
+func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
+	cfg, snap, st := c.cfg, c.snap, &c.snap.State
+	if c.res.Status == "" {
+		c.res.Status = StatusCompleted
+	}
+	// 5-A: gaps detected this cycle.
+	for _, g := range c.gaps {
+		snap.SkillGaps.Record(g.name, g.typ, g.detail, c.now)
+	}
+	// 6-C: memo consumption and new memos.
+	memos := snap.Memos
+	if dec.Scored {
+		memos = orient.ConsumeMemos(memos)
+	}
+	if len(c.memo) > 0 {
+		memos.History = append(memos.History, c.memo...)
+		if len(memos.History) > 10 {
+			memos.History = memos.History[len(memos.History)-10:]
+		}
+		last := c.memo[len(c.memo)-1]
+		if b, err := last.MarshalJSON(); err == nil {
+			memos.LastMemo = b
+		}
+	}
+	// 2-B: domains that got the initial confidence keep it from now on.
+	conf := snap.Confidence
+	for _, d := range c.ori.NewConfidence {
+		conf.Set(d, c.ori.Confidence[d], c.now)
+	}
+
+	resultType := record.ResultType(f)
+	quality := record.Quality(resultType, f.ArtifactScore)
+	c.res.Result, c.res.ResultType, c.res.Quality, c.res.PRNumber = f.Result, resultType, &quality, f.PRNumber
+	c.res.WinnerChain = f.Chain
+
+	// 6-C5b: cost entry and the daily cap.
+	ledger := record.AddCost(c.obs.Ledger, f)
+	f.CostToday = ledger.TotalEstimatedUSD
+	limit := cfg.Cost.DailyLimitUSD
+	capHit := limit > 0 && ledger.TotalEstimatedUSD >= limit
+	if !capHit && limit > 0 && cfg.Cost.WarningThresholdPct > 0 && ledger.TotalEstimatedUSD >= limit*cfg.Cost.WarningThresholdPct/100 {
+		c.printf("[WARN] Cost: $%.2f of the $%.2f daily cap spent today (%.0f%%).", ledger.TotalEstimatedUSD, limit, 100*ledger.TotalEstimatedUSD/limit)
+	}
+
+	entry := record.DecisionEntry(f, resultType, quality)
+	metrics := record.UpdateMetrics(snap.Metrics, f, resultType)
+	outcomes := record.AppendOutcome(snap.Outcomes, record.Outcome(f, resultType, quality), cfg.Memory.OutcomesBufferSize)
+	line := record.CycleLogLine(f, resultType, quality)
+
+	writes := []struct {
+		name string
+		fn   func() error
+	}{
+		{state.SkillGapsFile, func() error {
+			if len(c.gaps) == 0 && !fileExists(c.store.EvolvePath(state.SkillGapsFile)) {
+				return c.store.SaveSkillGaps(state.SkillGaps{SchemaVersion: "1.0.0"})
+			}
+			if len(c.gaps) == 0 {
+				return nil
+			}
+			return c.store.SaveSkillGaps(snap.SkillGaps)
+		}},
+		{state.MemosFile, func() error { return c.store.SaveMemos(memos) }},
+		{state.ConfidenceFile, func() error { return c.store.SaveConfidence(conf) }},
+		{state.CostLedgerFile, func() error { return c.store.SaveCostLedger(ledger) }},
+		{state.MetricsFile, func() error { return c.store.SaveMetrics(metrics) }},
+		{state.OutcomesFile, func() error { return c.store.SaveOutcomes(outcomes) }},
+		{state.ChangelogFile, func() error { return c.store.PrependChangelog(record.Changelog(f, resultType)) }},
+		{state.CycleLogFile, func() error { return c.store.AppendCycleLog(line) }},
+	}
+	for _, w := range writes {
+		if err := w.fn(); err != nil {
+			c.res.Status = StatusError
+			return *c.res, fmt.Errorf("step 6: %s: %w", w.name, err)
+		}
+	}
+	if capHit {
+		reason := fmt.Sprintf("Daily cost cap reached: $%.2f spent today (UTC %s), cap $%.2f. Delete this file to resume (or raise cost.daily_limit_usd).", ledger.TotalEstimatedUSD, ledger.Date, limit)
+		if err := c.store.WriteHalt(cfg.Safety.HaltFile, reason, c.now); err != nil {
+			return *c.res, err
+		}
+		c.res.HaltCreated = true
+		c.printf("[HALT] %s", reason)
+	}
+	// 6-A: state.json last.
+	st.CycleCount = f.Cycle
+	ts := state.FormatTime(c.now)
+	st.LastCycle = &ts
+	st.CycleInProgress = false
+	st.CycleStartedAt = ""
+	st.DecisionLog = record.AppendDecision(st.DecisionLog, entry, cfg.Memory.WorkingMemorySize)
+	if err := c.store.SaveState(*st); err != nil {
+		c.res.Status = StatusError
+		return *c.res, err
+	}
+	c.printf("[Record] Cycle #%d recorded: %s (%s, quality %.3f).", f.Cycle, orDash(f.Domain), resultType, quality)
+	if len(c.gaps) > 0 {
+		names := make([]string, 0, len(c.gaps))
+		for _, g := range c.gaps {
+			names = append(names, g.name)
+		}
+		c.printf("[Reflect] Gaps: %d. %s", len(c.gaps), strings.Join(names, ", "))
+	}
+	return *c.res, nil
+}

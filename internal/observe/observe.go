@@ -1,0 +1,222 @@
+// Package observe is Step 1 of the cycle: it reads the world (domain state
+// files, lenses, the action queue, external signals, the active context and
+// the cost ledger) into an Observation. It makes no decisions and writes
+// nothing: work that needs a write (lens pre-init, a new or reset cost
+// ledger) is returned for the engine to persist outside a dry run.
+package observe
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// Domain is one scoreable domain as observed this cycle.
+type Domain struct {
+	Config   config.Domain
+	Weight   float64 // effective weight after season overrides
+	State    state.DomainState
+	StateErr error
+	Hours    float64
+	NeverRun bool
+	Phase    string
+	Lens     *state.Lens // active lens items (nil when none or corrupt)
+}
+
+// Skipped is a configured domain that Step 1 did not observe, and why.
+type Skipped struct {
+	Name string `json:"name"`
+	Why  string `json:"why"`
+}
+
+// Impl is the action-queue view of 1-A.
+type Impl struct {
+	PendingCount       int
+	ActionablePending  int
+	OldestPendingHours float64
+	HighestRice        float64
+}
+
+// Observation is the in-memory result of Step 1 (1-D); it is never written.
+type Observation struct {
+	Now        time.Time
+	SeasonMode string // "" when season modes are off
+	Season     config.SeasonMode
+	Domains    []Domain
+	Skipped    []Skipped
+	// LensInit lists domains whose lens file does not exist yet.
+	LensInit []string
+	// ActiveContext is the opaque stakeholder blob, nil when none.
+	ActiveContext     json.RawMessage
+	ActiveContextPath string
+	RefreshDue        bool
+	External          []state.ExternalSignal
+	Impl              Impl
+	// Ledger is today's cost ledger after the daily reset; LedgerNew and
+	// LedgerReset say whether it must be written.
+	Ledger      state.CostLedger
+	LedgerNew   bool
+	LedgerReset bool
+	AnyCritical bool
+	Warnings    []string
+}
+
+// Input is what Observe reads beyond the files.
+type Input struct {
+	Now    time.Time
+	Config *config.Config
+	Store  *state.Store
+	Snap   *state.Snapshot
+	// PhaseOf returns a skill contract's ooda_phase ("" when unknown).
+	PhaseOf func(skill string) string
+}
+
+// Observe runs 1-A, 1-C and 1-D.
+func Observe(in Input) *Observation {
+	cfg, now := in.Config, in.Now
+	o := &Observation{Now: now}
+	name, mode, seasonOn := cfg.SeasonModes.Active()
+	disabled := map[string]bool{}
+	if seasonOn {
+		o.SeasonMode, o.Season = name, mode
+		for _, d := range mode.DisabledDomains {
+			disabled[d] = true
+		}
+	}
+
+	// Active context pre-load.
+	if p := cfg.ActiveContext.Path; p != nil && *p != "" {
+		blob, mtime, err := in.Store.ReadActiveContext(*p)
+		if err != nil {
+			o.Warnings = append(o.Warnings, fmt.Sprintf("[Observe] active_context not loadable: %v. Proceeding without context.", err))
+		} else {
+			o.ActiveContext, o.ActiveContextPath = blob, in.Store.Path(*p)
+			if rs := cfg.ActiveContext.RefreshSkill; rs != nil && *rs != "" {
+				if now.Sub(mtime).Hours() >= cfg.ActiveContext.RefreshIntervalHours {
+					o.RefreshDue = true
+				}
+			}
+		}
+	}
+
+	for _, dc := range cfg.Domains {
+		switch {
+		case disabled[dc.Name]:
+			o.Skipped = append(o.Skipped, Skipped{dc.Name, "disabled by season mode '" + name + "'"})
+			continue
+		case dc.EffectiveStatus() == "disabled":
+			o.Skipped = append(o.Skipped, Skipped{dc.Name, "disabled"})
+			continue
+		case dc.EffectiveStatus() == "available":
+			o.Skipped = append(o.Skipped, Skipped{dc.Name, "not yet configured"})
+			continue
+		case dc.EffectiveStatus() != "active":
+			o.Skipped = append(o.Skipped, Skipped{dc.Name, "status " + dc.EffectiveStatus()})
+			continue
+		case !dc.IsEnabled():
+			o.Skipped = append(o.Skipped, Skipped{dc.Name, "enabled is false"})
+			continue
+		}
+		d := Domain{Config: dc, Weight: dc.Weight}
+		if w, ok := mode.WeightOverrides[dc.Name]; seasonOn && ok {
+			d.Weight = w
+		}
+		ds, err := in.Store.ReadDomainState(dc.StateFile)
+		if err != nil {
+			d.StateErr = err
+			o.Warnings = append(o.Warnings, fmt.Sprintf("[Observe] %s: state file unreadable (%v); treating as never run", dc.Name, err))
+		}
+		d.State = ds
+		var last time.Time
+		if t, ok := ds.LastRunTime(); ok {
+			last = t
+		}
+		if rec, ok := in.Snap.State.DomainLastRun[dc.Name]; ok {
+			if t, ok := state.ParseTime(rec); ok && t.After(last) {
+				last = t
+			}
+		}
+		if last.IsZero() {
+			d.NeverRun, d.Hours = true, cfg.Scoring.HoursIfNeverRun
+		} else {
+			d.Hours = math.Max(0, now.Sub(last).Hours())
+		}
+		for _, a := range ds.Alerts {
+			if a.Severity == "critical" {
+				o.AnyCritical = true
+			}
+		}
+		d.Phase = dc.OODAPhase
+		if d.Phase == "" && in.PhaseOf != nil {
+			d.Phase = in.PhaseOf(dc.PrimarySkill)
+		}
+		if d.Phase == "" {
+			d.Phase = "observe"
+		}
+		lens, found, err := in.Store.ReadLens(dc.Name)
+		switch {
+		case err != nil:
+			o.Warnings = append(o.Warnings, fmt.Sprintf("[Observe] %v; proceeding without lens", err))
+		case !found:
+			o.LensInit = append(o.LensInit, dc.Name)
+		default:
+			act := lens.Active()
+			d.Lens = &act
+		}
+		o.Domains = append(o.Domains, d)
+	}
+
+	// Action queue for the implementation domain.
+	q := in.Snap.ActionQueue
+	o.Impl.PendingCount = len(q.Pending)
+	for _, a := range q.Pending {
+		if a.Status != "blocked" {
+			o.Impl.ActionablePending++
+		}
+		if r := a.Rice(); r > o.Impl.HighestRice {
+			o.Impl.HighestRice = r
+		}
+		if t, ok := state.ParseTime(a.ExtractedAt); ok {
+			if h := now.Sub(t).Hours(); h > o.Impl.OldestPendingHours {
+				o.Impl.OldestPendingHours = h
+			}
+		}
+	}
+
+	// Cost ledger: create when missing, reset on a new UTC day.
+	if in.Snap.CostLedger == nil {
+		o.Ledger, o.LedgerNew = state.NewCostLedger(now), true
+	} else {
+		o.Ledger = *in.Snap.CostLedger
+		o.LedgerReset = o.Ledger.ResetIfNewDay(now)
+	}
+
+	ext, errs := in.Store.ReadExternalSignals()
+	o.External = ext
+	for _, e := range errs {
+		o.Warnings = append(o.Warnings, "[Observe] "+e.Error())
+	}
+	return o
+}
+
+// AnyCriticalAlert reports whether any configured domain's state file has a
+// critical alert; 0-D uses it before Step 1 runs, and counts every domain
+// whatever its status, since a fire is a fire.
+func AnyCriticalAlert(cfg *config.Config, st *state.Store) bool {
+	for _, dc := range cfg.Domains {
+		ds, err := st.ReadDomainState(dc.StateFile)
+		if err != nil {
+			continue
+		}
+		for _, a := range ds.Alerts {
+			if a.Severity == "critical" {
+				return true
+			}
+		}
+	}
+	return false
+}

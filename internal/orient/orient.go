@@ -1,0 +1,135 @@
+// Package orient is Step 2 of the cycle: pure functions from the
+// observation and the project's history to an orientation (confidence per
+// domain, memo adjustments, goal progress, the orient summary).
+//
+// Orient never touches the filesystem, the clock, the network or a
+// process: now arrives as a value, and the engine persists what Orient
+// decides.
+package orient
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// Input is what Orient reads.
+type Input struct {
+	Now        time.Time
+	Config     *config.Config
+	Confidence state.Confidence
+	Memos      state.Memos
+	Goals      state.Goals
+	Log        []state.DecisionEntry
+	// Domains are the names of the domains observed this cycle.
+	Domains []string
+}
+
+// Orientation is Step 2's result.
+type Orientation struct {
+	// Confidence is the raw confidence per domain with the initial value
+	// applied to domains the file does not know yet (2-B).
+	Confidence map[string]float64
+	// NewConfidence lists the domains that received the initial value.
+	NewConfidence []string
+	// Memo is the combined memo adjustment per domain (2-D).
+	Memo map[string]float64
+	// MemoWarnings name score adjustments for unknown domains; they are
+	// discarded when the memos are consumed.
+	MemoWarnings []string
+	// PrevSummary is the previous cycle's orient summary (≤ 500 chars).
+	PrevSummary string
+	Notes       []string
+}
+
+// SummaryMax is the orient_summary length cap (2-E).
+const SummaryMax = 500
+
+// Orient runs the parts of Step 2 the decision needs: 2-B's initial
+// confidence, 2-D memo adjustments and interventions, and the prior
+// summary of 2-E.
+func Orient(in Input) Orientation {
+	cfg := in.Config
+	o := Orientation{Confidence: map[string]float64{}, Memo: map[string]float64{}}
+	for d, v := range in.Confidence.Scores {
+		o.Confidence[d] = clamp(v, cfg.Confidence.Min, cfg.Confidence.Max)
+	}
+	names := append([]string(nil), in.Domains...)
+	if cfg.Implementation.Enabled {
+		names = append(names, "implementation")
+	}
+	for _, d := range names {
+		if _, ok := o.Confidence[d]; !ok {
+			o.Confidence[d] = cfg.Confidence.Initial
+			o.NewConfidence = append(o.NewConfidence, d)
+		}
+	}
+	known := map[string]bool{}
+	for _, d := range cfg.Domains {
+		known[d.Name] = true
+	}
+	if cfg.Implementation.Enabled {
+		known["implementation"] = true
+	}
+	keys := make([]string, 0, len(in.Memos.ScoreAdjustments))
+	for k := range in.Memos.ScoreAdjustments {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !known[k] {
+			o.MemoWarnings = append(o.MemoWarnings, fmt.Sprintf("[WARN] Memo adjustment for unknown domain '%s' -- ignored and cleared.", k))
+			continue
+		}
+		o.Memo[k] += in.Memos.ScoreAdjustments[k]
+	}
+	for _, iv := range in.Memos.Interventions {
+		if known[iv.Domain] {
+			o.Memo[iv.Domain] += iv.Delta
+		}
+	}
+	if n := len(in.Log); n > 0 {
+		o.PrevSummary = Truncate(in.Log[n-1].OrientSummary, SummaryMax)
+	}
+	return o
+}
+
+// ConsumeMemos applies 6-C's memo consumption after a cycle whose scoring
+// applied them: one-shot score adjustments are cleared, each intervention
+// is counted and decremented, and expired ones are removed.
+func ConsumeMemos(m state.Memos) state.Memos {
+	m.ScoreAdjustments = map[string]float64{}
+	kept := make([]state.Intervention, 0, len(m.Interventions))
+	for _, iv := range m.Interventions {
+		iv.AppliedCount++
+		iv.ExpiresAfterCycles--
+		if iv.ExpiresAfterCycles > 0 {
+			kept = append(kept, iv)
+		}
+	}
+	m.Interventions = kept
+	return m
+}
+
+// Truncate cuts s to at most n characters (runes), never mid-rune.
+func Truncate(s string, n int) string {
+	r := []rune(strings.TrimSpace(s))
+	if len(r) <= n {
+		return string(r)
+	}
+	return string(r[:n])
+}
+
+func clamp(v, lo, hi float64) float64 {
+	if v < lo {
+		return lo
+	}
+	if v > hi {
+		return hi
+	}
+	return v
+}

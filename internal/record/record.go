@@ -1,0 +1,321 @@
+// Package record is Step 6 of the cycle: it turns what the cycle did into
+// the durable record — the decision-log entry, the CHANGELOG entry, the
+// metrics counters, the cost entry and the outcome with its cycle-log line.
+//
+// The functions here compute new values from old ones and never write:
+// the engine persists their results through the state package, so the
+// rules of Step 6 are testable without a filesystem.
+package record
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// Result types of 6-C9.
+const (
+	TypeLeapRegressed = "leap_regressed"
+	TypeMergedHeld    = "pr_merged_held"
+	TypeMerged        = "pr_merged"
+	TypeRejected      = "pr_rejected"
+	TypeError         = "error"
+	TypeCreated       = "pr_created"
+	TypeObserve       = "observe"
+	TypeAction        = "action_extracted"
+	TypeFutile        = "futile"
+)
+
+// Facts are what a cycle did, as Step 6 needs them.
+type Facts struct {
+	Cycle      int
+	Now        time.Time
+	Domain     string // "" for a skip that selected nothing
+	Skill      string
+	Action     string // execute, observe_only, skip, blocked
+	Reason     string
+	Result     string // success, error, observe_only, skip, blocked
+	Error      string
+	Score      *float64
+	RawScore   *float64
+	Staleness  float64
+	Alert      float64
+	Balance    float64
+	Confidence *float64
+	// PrevConfidence is the domain's confidence recorded by the previous
+	// cycle that selected it, for the CHANGELOG trend arrow.
+	PrevConfidence  *float64
+	MicroAdj        string
+	OrientSummary   string
+	PRNumber        *int
+	RiskTier        *int
+	HadOutput       bool
+	Executed        bool
+	SelectedByAlert bool
+	Guidance        string
+	Gated           bool
+	ScoreVerified   bool
+	CycleMode       string
+	Chain           []string
+	Elapsed         time.Duration
+	CostUSD         float64
+	CostToday       float64
+	Saturation      int
+	Season          string
+	Focus           string
+	// OnMission is the 6-C9 on-mission flag computed by the caller.
+	OnMission bool
+	// ArtifactScore is nil until the artifact axis exists.
+	ArtifactScore *float64
+}
+
+// ProcessFactor is the 6-C9 process factor of a result type.
+func ProcessFactor(resultType string) float64 {
+	switch resultType {
+	case TypeMergedHeld:
+		return 1.0
+	case TypeMerged:
+		return 0.8
+	case TypeCreated:
+		return 0.5
+	case TypeAction:
+		return 0.2
+	case TypeObserve:
+		return 0.1
+	}
+	return 0
+}
+
+// ResultType classifies a cycle by the first 6-C9 rule that matches. The
+// PR-outcome rules (merged, held, rejected) are applied later by
+// back-annotation; at cycle end a PR can only have been created.
+func ResultType(f Facts) string {
+	switch {
+	case f.Result == "error":
+		return TypeError
+	case f.PRNumber != nil:
+		return TypeCreated
+	case f.Result == "observe_only":
+		return TypeObserve
+	case f.HadOutput:
+		return TypeAction
+	}
+	return TypeFutile
+}
+
+// Quality is process × artifact (1.0 when absent), rounded to 3 places.
+func Quality(resultType string, artifact *float64) float64 {
+	a := 1.0
+	if artifact != nil {
+		a = *artifact
+	}
+	return round(ProcessFactor(resultType)*a, 3)
+}
+
+func round(v float64, places int) float64 {
+	p := math.Pow(10, float64(places))
+	return math.Round(v*p) / p
+}
+
+func boolp(b bool) *bool { return &b }
+
+// DecisionEntry builds the 6-A decision-log entry.
+func DecisionEntry(f Facts, resultType string, quality float64) state.DecisionEntry {
+	e := state.DecisionEntry{
+		Cycle: f.Cycle, Timestamp: state.FormatTime(f.Now), Action: f.Action, Reason: f.Reason,
+		SelectedDomain: f.Domain, SelectedSkill: f.Skill, Score: roundp(f.Score), RawScore: roundp(f.RawScore),
+		Confidence: roundp(f.Confidence), OrientSummary: f.OrientSummary, Result: f.Result,
+		ScoreVerified: boolp(f.ScoreVerified), MemoWritten: boolp(false), PRNumber: f.PRNumber, RiskTier: f.RiskTier,
+		HadOutput: boolp(f.HadOutput), SelectedByAlert: f.SelectedByAlert, Guidance: f.Guidance, Gated: f.Gated,
+		ResultType: resultType, QualityMult: &quality, CycleMode: f.CycleMode,
+		ChainExecuted: append([]string{}, f.Chain...), ChainCount: len(f.Chain), Error: f.Error,
+	}
+	el := round(f.Elapsed.Seconds(), 3)
+	e.ElapsedSeconds = &el
+	cost := round(f.CostUSD, 4)
+	e.CostUSD = &cost
+	return e
+}
+
+func roundp(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	r := round(*v, 4)
+	return &r
+}
+
+// AppendDecision appends e to the log, keeping the last size entries (6-A).
+func AppendDecision(log []state.DecisionEntry, e state.DecisionEntry, size int) []state.DecisionEntry {
+	if size <= 0 {
+		size = 20
+	}
+	log = append(log, e)
+	if len(log) > size {
+		log = append([]state.DecisionEntry(nil), log[len(log)-size:]...)
+	}
+	return log
+}
+
+// Changelog renders the 6-C3 CHANGELOG.md entry: every field, every time.
+func Changelog(f Facts, resultType string) string {
+	var b strings.Builder
+	domain := f.Domain
+	if domain == "" {
+		domain = "none"
+	}
+	fmt.Fprintf(&b, "## Cycle #%d -- %s UTC -- %s\n", f.Cycle, f.Now.UTC().Format("2006-01-02 15:04"), domain)
+	fmt.Fprintf(&b, "- **Skill**: %s\n", orNone(f.Skill))
+	chain := "none"
+	if len(f.Chain) > 0 {
+		chain = strings.Join(f.Chain, " -> ")
+	}
+	fmt.Fprintf(&b, "- **Chain**: %s\n", chain)
+	res := resultType
+	if f.Reason != "" {
+		res += " (" + f.Reason + ")"
+	}
+	fmt.Fprintf(&b, "- **Result**: %s\n", res)
+	score := 0.0
+	if f.Score != nil {
+		score = *f.Score
+	}
+	fmt.Fprintf(&b, "- **Score**: %.1f (staleness: %.1f, alert: %.1f, balance: %.1f)\n", score, f.Staleness, f.Alert, f.Balance)
+	if f.Confidence != nil {
+		fmt.Fprintf(&b, "- **Confidence**: %.2f (trend: %s, micro-adj: %s)\n", *f.Confidence, trend(f.PrevConfidence, *f.Confidence), orNone(f.MicroAdj))
+	} else {
+		fmt.Fprintf(&b, "- **Confidence**: none (trend: →, micro-adj: %s)\n", orNone(f.MicroAdj))
+	}
+	fmt.Fprintf(&b, "- **Orient**: %s\n", orNone(oneLine(f.OrientSummary)))
+	if f.PRNumber != nil {
+		tier := ""
+		if f.RiskTier != nil {
+			tier = fmt.Sprintf(" (Risk Tier %d)", *f.RiskTier)
+		}
+		fmt.Fprintf(&b, "- **PR**: #%d%s\n", *f.PRNumber, tier)
+	} else {
+		b.WriteString("- **PR**: none\n")
+	}
+	fmt.Fprintf(&b, "- **Elapsed**: %s\n", elapsed(f.Elapsed))
+	fmt.Fprintf(&b, "- **Saturation**: %d observe-only cycles\n", f.Saturation)
+	fmt.Fprintf(&b, "- **Cost**: +$%.2f (total today: $%.2f)\n", f.CostUSD, f.CostToday)
+	fmt.Fprintf(&b, "- **Season**: %s\n", orDefault(f.Season, "default"))
+	fmt.Fprintf(&b, "- **Focus**: %s\n", orNone(f.Focus))
+	return b.String()
+}
+
+func trend(prev *float64, cur float64) string {
+	switch {
+	case prev == nil:
+		return "→"
+	case cur > *prev+1e-9:
+		return "↑"
+	case cur < *prev-1e-9:
+		return "↓"
+	}
+	return "→"
+}
+
+func elapsed(d time.Duration) string {
+	s := int(math.Round(d.Seconds()))
+	if s < 60 {
+		return fmt.Sprintf("%ds", s)
+	}
+	return fmt.Sprintf("%dm %ds", s/60, s%60)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func orNone(s string) string { return orDefault(s, "none") }
+
+func orDefault(s, d string) string {
+	if strings.TrimSpace(s) == "" {
+		return d
+	}
+	return s
+}
+
+// UpdateMetrics applies 6-C5 to the counters.
+func UpdateMetrics(m state.Metrics, f Facts, resultType string) state.Metrics {
+	c := &m.Counters
+	if c.DomainExecutions == nil {
+		c.DomainExecutions = map[string]int{}
+	}
+	c.TotalCycles++
+	if f.Executed {
+		c.TotalSkillExecutions += 1 + len(f.Chain)
+		c.DomainExecutions[f.Domain]++
+		if c.CurrentDomain == f.Domain {
+			c.CurrentStreak++
+		} else {
+			c.CurrentDomain, c.CurrentStreak = f.Domain, 1
+		}
+		if c.CurrentStreak > c.LongestStreak {
+			c.LongestStreak = c.CurrentStreak
+		}
+	}
+	if f.PRNumber != nil {
+		c.TotalPRsCreated++
+	}
+	if resultType == TypeFutile || resultType == TypeError {
+		c.TotalFutileCycles++
+	}
+	m.Cost.TotalEstimatedUSD = round(m.Cost.TotalEstimatedUSD+f.CostUSD, 6)
+	ts := state.FormatTime(f.Now)
+	if m.FirstCycleAt == "" {
+		m.FirstCycleAt = ts
+	}
+	m.LastUpdated = ts
+	return m
+}
+
+// AddCost appends the 6-C5b cost entry and returns the new ledger total.
+func AddCost(l state.CostLedger, f Facts) state.CostLedger {
+	skill := f.Skill
+	if !f.Executed {
+		skill = "none"
+	}
+	l.Entries = append(l.Entries, state.CostEntry{
+		CycleID: f.Cycle, Timestamp: state.FormatTime(f.Now), Skill: skill,
+		Chain: append([]string{}, f.Chain...), EstimatedUSD: round(f.CostUSD, 6),
+	})
+	l.TotalEstimatedUSD = round(l.TotalEstimatedUSD+f.CostUSD, 6)
+	return l
+}
+
+// Outcome builds the 6-C9 outcome entry.
+func Outcome(f Facts, resultType string, quality float64) state.Outcome {
+	pf := ProcessFactor(resultType)
+	o := state.Outcome{
+		CycleID: f.Cycle, Timestamp: state.FormatTime(f.Now), Domain: f.Domain, Skill: f.Skill,
+		Result: f.Result, ResultType: resultType, ProcessFactor: &pf, QualityMult: quality,
+		PRNumber: f.PRNumber, HadOutput: boolp(f.HadOutput), OnMission: boolp(f.OnMission),
+		ArtifactScore: f.ArtifactScore, CycleMode: f.CycleMode,
+	}
+	return o
+}
+
+// AppendOutcome appends o, keeping the last size entries.
+func AppendOutcome(os state.Outcomes, o state.Outcome, size int) state.Outcomes {
+	if size <= 0 {
+		size = 200
+	}
+	os.Entries = append(os.Entries, o)
+	if len(os.Entries) > size {
+		os.Entries = append([]state.Outcome(nil), os.Entries[len(os.Entries)-size:]...)
+	}
+	return os
+}
+
+// CycleLogLine builds the cycle_log.jsonl line of 6-C9.
+func CycleLogLine(f Facts, resultType string, quality float64) state.CycleLogLine {
+	return state.CycleLogLine{
+		CycleID: f.Cycle, Timestamp: state.FormatTime(f.Now), Domain: f.Domain, Skill: f.Skill,
+		Score: roundp(f.Score), Confidence: roundp(f.Confidence), Result: f.Result, ResultType: resultType,
+		QualityMult: quality, PRNumber: f.PRNumber, HadOutput: f.HadOutput, CostUSD: round(f.CostUSD, 6),
+		Saturation: f.Saturation, OnMission: f.OnMission, ArtifactScore: f.ArtifactScore,
+	}
+}

@@ -1,0 +1,273 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Alert is one entry of a domain state file's alerts array.
+type Alert struct {
+	Severity string `json:"severity"`
+	Message  string `json:"message,omitempty"`
+	ID       string `json:"id,omitempty"`
+}
+
+// Urgent reports a warning or critical alert.
+func (a Alert) Urgent() bool { return a.Severity == "warning" || a.Severity == "critical" }
+
+// DomainState is a domain's state file (written by its skill, only read by
+// the engine). Raw keeps the whole document for chain conditions and the
+// "state changed" test.
+type DomainState struct {
+	Found    bool
+	LastRun  string
+	Status   string
+	RunCount int
+	Alerts   []Alert
+	Metrics  map[string]float64
+	Raw      map[string]json.RawMessage
+	Bytes    []byte
+	ModTime  time.Time
+}
+
+// LastRunTime is the later of last_run and the legacy last_check.
+func (d DomainState) LastRunTime() (time.Time, bool) {
+	return ParseTime(d.LastRun)
+}
+
+// ReadDomainState reads a domain state file; a missing file is Found=false.
+// Alerts are read tolerantly: an alert given as a plain string is a warning
+// with that message, and an unknown severity counts as info.
+func (s *Store) ReadDomainState(rel string) (DomainState, error) {
+	p := s.Path(rel)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return DomainState{}, nil
+		}
+		return DomainState{}, fmt.Errorf("read %s: %w", p, err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return DomainState{}, fmt.Errorf("read %s: %w", p, err)
+	}
+	ds := DomainState{Found: true, Raw: raw, Bytes: b}
+	if st, err := os.Stat(p); err == nil {
+		ds.ModTime = st.ModTime()
+	}
+	str := func(k string) string {
+		var v string
+		_ = json.Unmarshal(raw[k], &v)
+		return v
+	}
+	last, lastCheck := str("last_run"), str("last_check")
+	ds.LastRun = last
+	if t2, ok2 := ParseTime(lastCheck); ok2 {
+		if t1, ok1 := ParseTime(last); !ok1 || t2.After(t1) {
+			ds.LastRun = lastCheck
+		}
+	}
+	ds.Status = str("status")
+	_ = json.Unmarshal(raw["run_count"], &ds.RunCount)
+	var items []json.RawMessage
+	if json.Unmarshal(raw["alerts"], &items) == nil {
+		for _, it := range items {
+			var a Alert
+			if json.Unmarshal(it, &a) == nil {
+				a.Severity = strings.ToLower(a.Severity)
+				switch a.Severity {
+				case "info", "warning", "critical":
+				default:
+					a.Severity = "info"
+				}
+				ds.Alerts = append(ds.Alerts, a)
+				continue
+			}
+			var msg string
+			if json.Unmarshal(it, &msg) == nil {
+				ds.Alerts = append(ds.Alerts, Alert{Severity: "warning", Message: msg})
+			}
+		}
+	}
+	var metrics map[string]json.RawMessage
+	if json.Unmarshal(raw["metrics"], &metrics) == nil {
+		ds.Metrics = map[string]float64{}
+		for k, v := range metrics {
+			var f float64
+			if json.Unmarshal(v, &f) == nil {
+				ds.Metrics[k] = f
+			}
+		}
+	}
+	return ds, nil
+}
+
+// LensItem is one focus item, learned threshold or discovered signal.
+type LensItem struct {
+	Item       string   `json:"item"`
+	Confidence float64  `json:"confidence"`
+	Value      *float64 `json:"value,omitempty"`
+	Extra      Extra    `json:"-"`
+}
+
+// UnmarshalJSON keeps unknown keys.
+func (l *LensItem) UnmarshalJSON(b []byte) error {
+	type alias LensItem
+	return unmarshalKeep(b, (*alias)(l), &l.Extra)
+}
+
+// MarshalJSON writes unknown keys back.
+func (l LensItem) MarshalJSON() ([]byte, error) {
+	type alias LensItem
+	return marshalKeep(alias(l), l.Extra)
+}
+
+// Lens is agent/state/<domain>/lens.json.
+type Lens struct {
+	SchemaVersion     string            `json:"schema_version"`
+	Domain            string            `json:"domain"`
+	LastUpdated       string            `json:"last_updated"`
+	FocusItems        []LensItem        `json:"focus_items"`
+	LearnedThresholds []LensItem        `json:"learned_thresholds"`
+	DiscoveredSignals []LensItem        `json:"discovered_signals"`
+	Evidence          []json.RawMessage `json:"evidence"`
+	DeprecatedItems   []json.RawMessage `json:"deprecated_items"`
+	Extra             Extra             `json:"-"`
+}
+
+// UnmarshalJSON keeps unknown keys.
+func (l *Lens) UnmarshalJSON(b []byte) error {
+	type alias Lens
+	return unmarshalKeep(b, (*alias)(l), &l.Extra)
+}
+
+// MarshalJSON writes unknown keys back.
+func (l Lens) MarshalJSON() ([]byte, error) {
+	type alias Lens
+	for _, p := range []*[]LensItem{&l.FocusItems, &l.LearnedThresholds, &l.DiscoveredSignals} {
+		if *p == nil {
+			*p = []LensItem{}
+		}
+	}
+	for _, p := range []*[]json.RawMessage{&l.Evidence, &l.DeprecatedItems} {
+		if *p == nil {
+			*p = []json.RawMessage{}
+		}
+	}
+	return marshalKeep(alias(l), l.Extra)
+}
+
+// Active returns the lens passed to skills: focus items and learned
+// thresholds at confidence >= 0.6, and every discovered signal (1-A).
+func (l Lens) Active() Lens {
+	out := Lens{SchemaVersion: l.SchemaVersion, Domain: l.Domain, LastUpdated: l.LastUpdated}
+	for _, it := range l.FocusItems {
+		if it.Confidence >= 0.6 {
+			out.FocusItems = append(out.FocusItems, it)
+		}
+	}
+	for _, it := range l.LearnedThresholds {
+		if it.Confidence >= 0.6 {
+			out.LearnedThresholds = append(out.LearnedThresholds, it)
+		}
+	}
+	out.DiscoveredSignals = l.DiscoveredSignals
+	return out
+}
+
+// LensPath is agent/state/<domain>/lens.json.
+func (s *Store) LensPath(domain string) string {
+	return filepath.Join(s.Root, "agent", "state", domain, "lens.json")
+}
+
+// ReadLens reads a domain's lens; found is false when missing, and a
+// corrupt lens is an error (the cycle proceeds without a lens).
+func (s *Store) ReadLens(domain string) (Lens, bool, error) {
+	b, err := os.ReadFile(s.LensPath(domain))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Lens{}, false, nil
+		}
+		return Lens{}, false, err
+	}
+	var l Lens
+	if err := json.Unmarshal(b, &l); err != nil {
+		return Lens{}, false, fmt.Errorf("lens %s: %w", s.LensPath(domain), err)
+	}
+	return l, true, nil
+}
+
+// NewLens is the initial lens of 1-A's pre-init.
+func NewLens(domain string, now time.Time) Lens {
+	return Lens{SchemaVersion: "1.0.0", Domain: domain, LastUpdated: FormatTime(now)}
+}
+
+// InitLens writes the initial lens file when none exists (1-A lens pre-init).
+func (s *Store) InitLens(domain string, now time.Time) (bool, error) {
+	p := s.LensPath(domain)
+	if _, err := os.Stat(p); err == nil {
+		return false, nil
+	}
+	b, err := json.MarshalIndent(NewLens(domain, now), "", "  ")
+	if err != nil {
+		return false, err
+	}
+	if err := WriteFileAtomic(p, append(b, '\n'), 0o644); err != nil {
+		return false, err
+	}
+	s.written[p] = true
+	return true, nil
+}
+
+// ExternalSignal is one file of agent/state/external/ (1-C).
+type ExternalSignal struct {
+	Name    string          `json:"name"`
+	Content json.RawMessage `json:"content"`
+}
+
+// ReadExternalSignals reads agent/state/external/*.json in name order. A
+// missing directory is no signals; an unreadable file is reported and skipped.
+func (s *Store) ReadExternalSignals() ([]ExternalSignal, []error) {
+	dir := filepath.Join(s.Root, "agent", "state", "external")
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	sort.Strings(matches)
+	var out []ExternalSignal
+	var errs []error
+	for _, m := range matches {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("external signal %s: %w", m, err))
+			continue
+		}
+		if !json.Valid(b) {
+			errs = append(errs, fmt.Errorf("external signal %s: not valid JSON", m))
+			continue
+		}
+		out = append(out, ExternalSignal{Name: filepath.Base(m), Content: json.RawMessage(b)})
+	}
+	return out, errs
+}
+
+// ReadActiveContext reads the active context blob (opaque JSON) and its age.
+func (s *Store) ReadActiveContext(rel string) (json.RawMessage, time.Time, error) {
+	p := s.Path(rel)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if !json.Valid(b) {
+		return nil, time.Time{}, fmt.Errorf("%s: not valid JSON", p)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return json.RawMessage(b), st.ModTime(), nil
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The project's test command (README.md, "Run the tests"). It configures
+# what the tests need (a git identity for the temporary repositories they
+# create) without touching the user's global git configuration.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GIT_AUTHOR_NAME="${GIT_AUTHOR_NAME:-ooda tests}"
+export GIT_AUTHOR_EMAIL="${GIT_AUTHOR_EMAIL:-ooda-tests@example.invalid}"
+export GIT_COMMITTER_NAME="${GIT_COMMITTER_NAME:-$GIT_AUTHOR_NAME}"
+export GIT_COMMITTER_EMAIL="${GIT_COMMITTER_EMAIL:-$GIT_AUTHOR_EMAIL}"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+go vet ./...
+go test -race -count=1 ./...
