@@ -122,7 +122,7 @@ func (ds *Domains) UnmarshalJSON(b []byte) error {
 	for i, k := range keys {
 		var d Domain
 		if err := json.Unmarshal(m[k], &d); err != nil {
-			return fmt.Errorf("domains.%s: %w", k, err)
+			return &domainError{name: k, err: err}
 		}
 		d.Name, d.Index = k, i
 		out = append(out, d)

@@ -5,5 +5,5 @@
 // default, unknown keys are kept, and the order of config.domains is preserved
 // because it is the last tie-break of the decision. Our own extension keys
 // (skills, agent, git, session, judge, domains.*.ooda_phase,
-// domains.*.min_interval_hours) only ever add to the original format.
+// domains.*.min_interval_hours, domains.*.goal_contribution) only ever add to the original format.
 package config

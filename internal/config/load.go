@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"sort"
+	"strconv"
+	"strings"
 )
 
 // Error is a configuration problem that names the file, the JSON path of the
@@ -77,7 +81,7 @@ func Parse(file string, raw []byte) (*Config, error) {
 		return nil, err
 	}
 	c := Default()
-	if err := json.Unmarshal(raw, c); err != nil {
+	if err := json.Unmarshal(integralNumbers(raw), c); err != nil {
 		return nil, typeError(file, err)
 	}
 	c.applyDomainDefaults()
@@ -124,7 +128,12 @@ func lineCol(b []byte, off int64) (int, int) {
 func typeError(file string, err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return &Error{File: file, Path: "/" + jsonPointerFromField(te.Field), Reason: fmt.Sprintf("expected %s, got JSON %s", te.Type, te.Value)}
+		path := "/" + jsonPointerFromField(te.Field)
+		var de *domainError
+		if errors.As(err, &de) {
+			path = "/domains/" + escapePointer(de.name) + path
+		}
+		return &Error{File: file, Path: path, Reason: fmt.Sprintf("expected %s, got JSON %s", te.Type, te.Value)}
 	}
 	return &Error{File: file, Reason: err.Error()}
 }
@@ -142,12 +151,6 @@ func (c *Config) check(file string) error {
 		if d.Name == "" {
 			return &Error{File: file, Path: "/domains", Reason: "a domain name must not be empty"}
 		}
-		if d.Name == "implementation" && c.Implementation.Enabled {
-			// The original project allows a real domain called "implementation";
-			// the virtual domain then shares its name, which is what the
-			// auto-merge fixture does.
-			continue
-		}
 	}
 	if c.SeasonModes.Enabled {
 		name, _, _ := c.SeasonModes.Active()
@@ -155,7 +158,13 @@ func (c *Config) check(file string) error {
 			return &Error{File: file, Path: "/season_modes/current_mode", Reason: fmt.Sprintf("mode %q is not defined in season_modes.modes", name)}
 		}
 	}
-	for name, s := range c.Skills {
+	names := make([]string, 0, len(c.Skills))
+	for name := range c.Skills {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		s := c.Skills[name]
 		if s.Builtin == "" && len(s.Command) == 0 {
 			return &Error{File: file, Path: "/skills/" + escapePointer(name), Reason: "needs either \"builtin\" or \"command\""}
 		}
@@ -169,4 +178,97 @@ func (c *Config) check(file string) error {
 func escapePointer(s string) string {
 	s = string(bytes.ReplaceAll([]byte(s), []byte("~"), []byte("~0")))
 	return string(bytes.ReplaceAll([]byte(s), []byte("/"), []byte("~1")))
+}
+
+// domainError names the domain whose entry failed to decode, so the JSON
+// path of the error can be complete.
+type domainError struct {
+	name string
+	err  error
+}
+
+func (e *domainError) Error() string { return "domains." + e.name + ": " + e.err.Error() }
+func (e *domainError) Unwrap() error { return e.err }
+
+// integralNumbers rewrites whole-number floats such as 2.0 or 1e2 as
+// integers, token by token so that key order is kept: JSON Schema counts
+// 2.0 as an integer, and a config the schema accepts must also decode.
+func integralNumbers(raw []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out bytes.Buffer
+	type frame struct {
+		obj   bool
+		n     int
+		isKey bool
+	}
+	var stack []frame
+	sep := func() {
+		if len(stack) == 0 {
+			return
+		}
+		f := &stack[len(stack)-1]
+		if f.obj {
+			if f.isKey {
+				if f.n > 0 {
+					out.WriteByte(',')
+				}
+			} else {
+				out.WriteByte(':')
+			}
+		} else if f.n > 0 {
+			out.WriteByte(',')
+		}
+	}
+	after := func() {
+		if len(stack) == 0 {
+			return
+		}
+		f := &stack[len(stack)-1]
+		if f.obj {
+			if !f.isKey {
+				f.n++
+			}
+			f.isKey = !f.isKey
+		} else {
+			f.n++
+		}
+	}
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			if err == io.EOF {
+				return out.Bytes()
+			}
+			return raw
+		}
+		switch v := t.(type) {
+		case json.Delim:
+			switch v {
+			case '{', '[':
+				sep()
+				out.WriteByte(byte(v))
+				stack = append(stack, frame{obj: v == '{', isKey: true})
+			case '}', ']':
+				stack = stack[:len(stack)-1]
+				out.WriteByte(byte(v))
+				after()
+			}
+			continue
+		case json.Number:
+			sep()
+			s := v.String()
+			if strings.ContainsAny(s, ".eE") {
+				if f, err := v.Float64(); err == nil && f == float64(int64(f)) && f < 1e15 && f > -1e15 {
+					s = strconv.FormatInt(int64(f), 10)
+				}
+			}
+			out.WriteString(s)
+		default:
+			sep()
+			b, _ := json.Marshal(v)
+			out.Write(b)
+		}
+		after()
+	}
 }
