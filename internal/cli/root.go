@@ -115,8 +115,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			if code == ExitUsage && !config.IsConfigError(err) && !strings.HasPrefix(msg, "ooda:") {
 				msg = "ooda: " + msg
 			}
-			if config.IsConfigError(err) {
-				msg = "ooda: invalid configuration: " + msg
+			var ce *config.Error
+			if errors.As(err, &ce) {
+				if ce.NotFound {
+					msg = "ooda: " + msg
+				} else {
+					msg = "ooda: invalid configuration: " + msg
+				}
 			}
 			fmt.Fprintln(stderr, msg)
 		}
