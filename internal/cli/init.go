@@ -64,10 +64,10 @@ func runInit(g *globals, o initOptions) error {
 	}
 	name := filepath.Base(root)
 	doc := map[string]any{
-		"schema_version": config.Default().SchemaVersion,
-		"project":        map[string]any{"name": name, "locale": "en", "timezone": "UTC"},
-		"mission":        o.mission,
-		"domains":        map[string]any{},
+		"schema_version":         config.Default().SchemaVersion,
+		"project":                map[string]any{"name": name, "locale": "en", "timezone": "UTC"},
+		"mission":                o.mission,
+		"domains":                map[string]any{},
 		"progressive_complexity": map[string]any{"current_level": o.level},
 		"safety": map[string]any{
 			"halt_file":                  config.Default().Safety.HaltFile,
