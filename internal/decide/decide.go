@@ -171,7 +171,9 @@ func Decide(in Input) Decision {
 			}
 		}
 		if found < 0 {
-			for _, c := range cands {
+			// The first fallback domain in config order (in.Domains keeps it;
+			// cands are sorted by weight).
+			for _, c := range in.Domains {
 				if c.Fallback {
 					for _, i := range eligible {
 						if d.Options[i].Domain == c.Name && !d.Options[i].Virtual {

@@ -314,7 +314,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	if obs.LedgerReset {
 		c.note("cost ledger reset for a new UTC day")
 	}
-	c.printf("[Observe] Scanned %d domains. 0 open PRs, 0 merged since last cycle.", len(obs.Domains))
+	c.printf("[Observe] Scanned %d domains (no forge configured: no pull-request data).", len(obs.Domains))
 
 	// Step 2: Orient.
 	names := make([]string, 0, len(obs.Domains))
