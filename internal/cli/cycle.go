@@ -130,7 +130,9 @@ type winnerDoc struct {
 	Chain      []string `json:"chain"`
 }
 
-func r4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+// r4 rounds to 4 places; adding 0 turns a negative zero into 0, which
+// would otherwise print as -0.
+func r4(v float64) float64 { return math.Round(v*1e4)/1e4 + 0 }
 
 func strp(s string) *string {
 	if s == "" {

@@ -95,8 +95,11 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 			score = fmt.Sprintf(" (score %.2f)", d.Winner.Score)
 		}
 		what := res.ResultType
-		if res.Reason != "" {
-			what += ", " + res.Reason
+		switch {
+		case what == "":
+			what = res.Status + " (" + res.Reason + ")"
+		case res.Reason != "":
+			what += " (" + res.Reason + ")"
 		}
 		fmt.Fprintf(out, "cycle #%-2d %s  %-15s%s → %s\n", res.Cycle, clk.Now().Format("2006-01-02 15:04"), winner, score, what)
 		rows = append(rows, map[string]any{"cycle": res.Cycle, "winner": winner, "result_type": res.ResultType, "status": res.Status})

@@ -97,6 +97,9 @@ func runInit(g *globals, o initOptions) error {
 	if err != nil {
 		return err
 	}
+	if added == nil {
+		added = []string{}
+	}
 	if g.json {
 		return g.printJSON(map[string]any{"config": cfgPath, "state_dir": st.EvolveDir, "gitignore_added": added})
 	}

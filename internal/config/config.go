@@ -87,6 +87,14 @@ func (d Domain) EffectiveStatus() string {
 	return d.Status
 }
 
+// Scoreable reports whether the domain's status lets it be observed and
+// scored: "active", or "degraded" (running with known problems, which is
+// a reason to look, not to stop looking).
+func (d Domain) Scoreable() bool {
+	s := d.EffectiveStatus()
+	return s == "active" || s == "degraded"
+}
+
 // Alignment is mission_alignment, 0 when absent.
 func (d Domain) Alignment() float64 {
 	if d.MissionAlignment == nil {

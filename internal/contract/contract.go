@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"gopkg.in/yaml.v3"
 
@@ -113,7 +114,14 @@ func FrontMatter(md []byte) ([]byte, bool) {
 // Load resolves the contract of skill for the project at root.
 func Load(root string, cfg *config.Config, skill string) (Contract, error) {
 	key := config.SkillKey(skill)
-	for name, spec := range cfg.Skills {
+	names := make([]string, 0, len(cfg.Skills))
+	for n := range cfg.Skills {
+		names = append(names, n)
+	}
+	// Sorted, so that "/x" and "x" both present resolve the same way every time.
+	sort.Strings(names)
+	for _, name := range names {
+		spec := cfg.Skills[name]
 		if config.SkillKey(name) == key && len(spec.Contract) > 0 && string(spec.Contract) != "null" {
 			var c Contract
 			if err := json.Unmarshal(spec.Contract, &c); err != nil {

@@ -100,7 +100,7 @@ func Decide(in Input) Decision {
 	sig := computeSignals(in, cands, impl)
 
 	// 3-A0: implicit guidance.
-	if w := criticalWinner(cands); w != nil {
+	if w := criticalWinner(cands, in.Quarantined); w != nil {
 		o := Option{Domain: w.Name, Skill: w.PrimarySkill, Weight: w.Weight, Hours: ptr(w.Hours), Index: w.Index,
 			Confidence: in.confidence(w.Name), Executions: in.DomainExecutions[w.Name],
 			Reasons: []string{"implicit guidance: critical alert (scoring skipped, confidence gate bypassed)"}}
@@ -164,8 +164,11 @@ func Decide(in Input) Decision {
 	if d.Options[wi].Confidence < threshold {
 		d.Options[wi].Reasons = append(d.Options[wi].Reasons, fmt.Sprintf("top score but confidence %.2f < threshold %.2f", d.Options[wi].Confidence, threshold))
 		found := -1
+		// A replacement must itself be worth running: an option below the
+		// minimum score (an empty implementation queue, a heavily penalised
+		// domain) is no candidate; the explicit fallback below still is.
 		for _, i := range eligible[1:] {
-			if d.Options[i].Confidence >= threshold {
+			if d.Options[i].Confidence >= threshold && d.Options[i].Score >= minScore {
 				found = i
 				break
 			}
@@ -241,9 +244,7 @@ func (d *Decision) explainLosers(wi int) {
 		case o.Excluded != "":
 			o.Reasons = append(o.Reasons, "excluded: "+o.Excluded)
 		case d.Gated && i < wi:
-			if len(o.Reasons) == 0 {
-				o.Reasons = append(o.Reasons, fmt.Sprintf("confidence %.2f below threshold", o.Confidence))
-			}
+			o.Reasons = append(o.Reasons, fmt.Sprintf("confidence %.2f below threshold: passed over by the confidence gate", o.Confidence))
 		case round9(o.Score) == round9(w.Score):
 			o.Reasons = append(o.Reasons, "tied with "+w.Domain+" and lost the tie-break ("+tieBreakWhy(w, *o)+")")
 		default:
@@ -276,7 +277,7 @@ func filter(in Input) ([]Domain, bool) {
 	act := make([]Domain, 0, len(in.Domains))
 	for _, d := range in.Domains {
 		if cd, ok := cfg.Domains.Get(d.Name); ok {
-			if cd.EffectiveStatus() != "active" || !cd.IsEnabled() {
+			if !cd.Scoreable() || !cd.IsEnabled() {
 				continue
 			}
 		}
@@ -353,11 +354,11 @@ func computeSignals(in Input, cands []Domain, impl bool) signals {
 	return out
 }
 
-func criticalWinner(cands []Domain) *Domain {
+func criticalWinner(cands []Domain, quarantined map[string]bool) *Domain {
 	var best *Domain
 	for i := range cands {
 		c := &cands[i]
-		if !c.HasCritical() {
+		if !c.HasCritical() || quarantined[c.Name] {
 			continue
 		}
 		if best == nil || c.Weight > best.Weight || (c.Weight == best.Weight && c.Index < best.Index) {

@@ -10,9 +10,7 @@ func containsWord(text, domain string) bool {
 	if text == "" || domain == "" {
 		return false
 	}
-	norm := func(s string) string {
-		s = strings.ToLower(s)
-		return strings.NewReplacer("_", " ", "-", " ").Replace(s)
-	}
-	return strings.Contains(norm(text), norm(domain))
+	return strings.Contains(normalizer.Replace(strings.ToLower(text)), normalizer.Replace(strings.ToLower(domain)))
 }
+
+var normalizer = strings.NewReplacer("_", " ", "-", " ")

@@ -32,8 +32,7 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 	if cerr != nil {
 		c.printf("[WARN] contract of %s: %v (using defaults)", skill, cerr)
 	}
-	f.CostUSD = ct.Cost()
-
+	c.recordDomainRun(w.Domain)
 	exec, err := c.opts.Registry.Resolve(cfg, skill)
 	if err != nil {
 		c.printf("[Act] %s: %v", skill, err)
@@ -44,6 +43,8 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 		c.skillFailed(f, skill, err.Error())
 		return
 	}
+	// Only a skill that starts costs anything.
+	f.CostUSD = ct.Cost()
 	c.printf("[Act] %s starting... (%s)", skill, exec.Describe())
 	tail := proc.NewTailBuffer(proc.LogTailSize)
 	resp := exec.Execute(ctx, act.Request{
@@ -58,13 +59,17 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 	if err := c.store.SaveRunLog(c.res.Cycle, skill, logData); err != nil {
 		c.printf("[WARN] could not keep the run log: %v", err)
 	}
-	c.recordDomainRun(w.Domain)
 	if !resp.OK {
 		if resp.Halted {
+			// An operator's stop is not the skill's failure: no gap, and
+			// the silent-failure breaker is not advanced.
 			c.printf("[HALT] HALT file appeared during %s; stopped it. Partial execution logged.", skill)
-			f.Reason = ReasonHaltDuringExecute
+			f.Reason, f.Result, f.Error = ReasonHaltDuringExecute, "error", resp.Error
 			c.res.Status, c.res.Reason = StatusHalted, ReasonHaltDuringExecute
-		} else if resp.TimedOut {
+			c.res.SkillError = resp.Error
+			return
+		}
+		if resp.TimedOut {
 			c.printf("[Act] %s. Treating as error.", resp.Error)
 		} else {
 			c.printf("[Act] %s failed: %s", skill, resp.Error)

@@ -143,7 +143,9 @@ func RunCycle(ctx context.Context, opts Options) (res Result, err error) {
 			}
 		}
 		res.Elapsed = time.Since(c.start)
-		res.Written = c.store.Written()
+		if c.store != nil {
+			res.Written = c.store.Written()
+		}
 	}()
 	return c.run(ctx)
 }
@@ -228,6 +230,10 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 			c.res.Status = StatusError
 			return *c.res, fmt.Errorf("set aside corrupt %s: %w", cf.Path, qerr)
 		}
+		if err := c.store.Reset(cf.File); err != nil {
+			c.res.Status = StatusError
+			return *c.res, fmt.Errorf("reset corrupt %s: %w", cf.Path, err)
+		}
 		c.printf("[WARN] %s is corrupt (%v). Copied to %s; continuing from an empty %s.", cf.File, cf.Err, filepath.Base(dst), cf.File)
 		c.addGap("state_corrupt_"+strings.TrimSuffix(cf.File, ".json"), "state_corruption", fmt.Sprintf("%s was corrupt and reset; bytes kept in %s", cf.File, filepath.Base(dst)))
 	}
@@ -248,7 +254,22 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		c.printf("  Resetting cycle_in_progress. Starting fresh cycle.")
 		c.note(fmt.Sprintf("crash recovery: cycle #%d did not complete", crashed))
 		st.CycleInProgress = false
-		c.memo = append(c.memo, mem)
+		snap.Memos.History = appendMemo(snap.Memos.History, mem)
+		if b, err := mem.MarshalJSON(); err == nil {
+			snap.Memos.LastMemo = b
+		}
+		// Recovery is written at once (0-C): a cycle that then skips must
+		// not leave the crash flag behind to be reported again.
+		if !opts.DryRun {
+			if err := c.store.SaveState(*st); err != nil {
+				c.res.Status = StatusError
+				return *c.res, err
+			}
+			if err := c.store.SaveMemos(snap.Memos); err != nil {
+				c.res.Status = StatusError
+				return *c.res, err
+			}
+		}
 	}
 	c.res.Cycle = st.CycleCount + 1
 
@@ -365,7 +386,11 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		return c.finish(f, dec)
 	}
 	w := dec.Winner
-	c.printf("[Decide] Selected: %s (score: %.4f)", w.Domain, w.Score)
+	if dec.Guidance != "" {
+		c.printf("[Decide] Selected: %s (implicit guidance: %s)", w.Domain, dec.Guidance)
+	} else {
+		c.printf("[Decide] Selected: %s (score: %.4f)", w.Domain, w.Score)
+	}
 	c.printf("[Decide] Skill: %s", w.Skill)
 	c.printf("[Decide] Confidence: %.2f (threshold: %.2f)", w.Confidence, cfg.Safety.ConfidenceThreshold)
 	if observeOnly {
@@ -379,6 +404,11 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	if !cfg.Safety.Allowed(w.Skill) {
 		c.printf("[Act] SAFETY: %s not in allowlist. Skipping.", w.Skill)
 		f.Action, f.Reason, f.Result = "blocked", ReasonNotAllowlisted, "blocked"
+		c.addGap("skill_not_in_allowlist_"+config.SkillKey(w.Skill), "safety_violation",
+			fmt.Sprintf("domain %s selected %s, which safety.skill_allowlist does not list", w.Domain, w.Skill))
+		// Counted as an attempt, so the blocked domain cannot win every
+		// cycle while a human fixes the allowlist.
+		c.recordDomainRun(w.Domain)
 		c.res.Status, c.res.Reason = StatusSkipped, ReasonNotAllowlisted
 		return c.finish(f, dec)
 	}
@@ -553,4 +583,13 @@ func (c *cycle) envFor(obs *observe.Observation, domain, skill string, conf floa
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// appendMemo adds a memo to the history, which keeps the last 10 (5-C).
+func appendMemo(h []state.Memo, m state.Memo) []state.Memo {
+	h = append(h, m)
+	if len(h) > 10 {
+		h = append([]state.Memo(nil), h[len(h)-10:]...)
+	}
+	return h
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ooda-loop/ooda/internal/decide"
 	"github.com/ooda-loop/ooda/internal/observe"
@@ -63,13 +64,9 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	if dec.Scored {
 		memos = orient.ConsumeMemos(memos)
 	}
-	if len(c.memo) > 0 {
-		memos.History = append(memos.History, c.memo...)
-		if len(memos.History) > 10 {
-			memos.History = memos.History[len(memos.History)-10:]
-		}
-		last := c.memo[len(c.memo)-1]
-		if b, err := last.MarshalJSON(); err == nil {
+	for _, m := range c.memo {
+		memos.History = appendMemo(memos.History, m)
+		if b, err := m.MarshalJSON(); err == nil {
 			memos.LastMemo = b
 		}
 	}
@@ -79,6 +76,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		conf.Set(d, c.ori.Confidence[d], c.now)
 	}
 
+	f.Elapsed = time.Since(c.start)
 	resultType := record.ResultType(f)
 	quality := record.Quality(resultType, f.ArtifactScore)
 	c.res.Result, c.res.ResultType, c.res.Quality, c.res.PRNumber = f.Result, resultType, &quality, f.PRNumber

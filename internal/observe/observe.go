@@ -114,7 +114,7 @@ func Observe(in Input) *Observation {
 		case dc.EffectiveStatus() == "available":
 			o.Skipped = append(o.Skipped, Skipped{dc.Name, "not yet configured"})
 			continue
-		case dc.EffectiveStatus() != "active":
+		case !dc.Scoreable():
 			o.Skipped = append(o.Skipped, Skipped{dc.Name, "status " + dc.EffectiveStatus()})
 			continue
 		case !dc.IsEnabled():

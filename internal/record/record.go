@@ -183,7 +183,7 @@ func Changelog(f Facts, resultType string) string {
 	if f.Score != nil {
 		score = *f.Score
 	}
-	fmt.Fprintf(&b, "- **Score**: %.1f (staleness: %.1f, alert: %.1f, balance: %.1f)\n", score, f.Staleness, f.Alert, f.Balance)
+	fmt.Fprintf(&b, "- **Score**: %.1f (staleness: %.1f, alert: %.1f, balance: %.1f)\n", nz(score), nz(f.Staleness), nz(f.Alert), nz(f.Balance))
 	if f.Confidence != nil {
 		fmt.Fprintf(&b, "- **Confidence**: %.2f (trend: %s, micro-adj: %s)\n", *f.Confidence, trend(f.PrevConfidence, *f.Confidence), orNone(f.MicroAdj))
 	} else {
@@ -318,4 +318,14 @@ func CycleLogLine(f Facts, resultType string, quality float64) state.CycleLogLin
 		QualityMult: quality, PRNumber: f.PRNumber, HadOutput: f.HadOutput, CostUSD: round(f.CostUSD, 6),
 		Saturation: f.Saturation, OnMission: f.OnMission, ArtifactScore: f.ArtifactScore,
 	}
+}
+
+// nz rounds to one place as printed and drops the sign of a zero, so the
+// CHANGELOG never shows "-0.0".
+func nz(v float64) float64 {
+	r := math.Round(v*10) / 10
+	if r == 0 {
+		return 0
+	}
+	return r
 }

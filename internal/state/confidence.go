@@ -1,7 +1,9 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
+	"math"
 	"sort"
 	"time"
 )
@@ -16,7 +18,10 @@ type Confidence struct {
 	nested bool
 	top    map[string]json.RawMessage
 	inner  map[string]map[string]json.RawMessage
-	// Now stamps last_updated on entries a nested file gains or changes.
+	// orig holds the scores as read, so that an unchanged score keeps its
+	// original spelling (1.0 stays 1.0) and its last_updated.
+	orig map[string]float64
+	// now stamps last_updated on nested entries whose score changed.
 	now time.Time
 }
 
@@ -44,23 +49,25 @@ func (c *Confidence) Set(domain string, v float64, now time.Time) {
 	c.now = now
 }
 
+func isNull(b json.RawMessage) bool { return string(bytes.TrimSpace(b)) == "null" }
+
 // UnmarshalJSON applies the read rule of 2-B: a top-level "domains" key
 // holding objects makes the file nested; otherwise every numeric top-level
-// value is a domain's score.
+// value is a domain's score. A null is no score.
 func (c *Confidence) UnmarshalJSON(b []byte) error {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {
 		return err
 	}
-	c.top, c.Scores = top, map[string]float64{}
+	c.top, c.Scores, c.nested, c.inner, c.orig = top, map[string]float64{}, false, nil, map[string]float64{}
 	if raw, ok := top["domains"]; ok {
 		var inner map[string]map[string]json.RawMessage
-		if json.Unmarshal(raw, &inner) == nil {
+		if json.Unmarshal(raw, &inner) == nil && inner != nil {
 			c.nested, c.inner = true, inner
 			for d, obj := range inner {
 				var f float64
-				if s, ok := obj["score"]; ok && json.Unmarshal(s, &f) == nil {
-					c.Scores[d] = f
+				if s, ok := obj["score"]; ok && !isNull(s) && json.Unmarshal(s, &f) == nil {
+					c.Scores[d], c.orig[d] = f, f
 				}
 			}
 			return nil
@@ -68,14 +75,15 @@ func (c *Confidence) UnmarshalJSON(b []byte) error {
 	}
 	for k, v := range top {
 		var f float64
-		if json.Unmarshal(v, &f) == nil {
-			c.Scores[k] = f
+		if !isNull(v) && json.Unmarshal(v, &f) == nil {
+			c.Scores[k], c.orig[k] = f, f
 		}
 	}
 	return nil
 }
 
-// MarshalJSON applies the write rule: update in place in the file's shape.
+// MarshalJSON applies the write rule: update in place in the file's shape,
+// touching only the scores that changed.
 func (c Confidence) MarshalJSON() ([]byte, error) {
 	top := map[string]json.RawMessage{}
 	for k, v := range c.top {
@@ -89,10 +97,16 @@ func (c Confidence) MarshalJSON() ([]byte, error) {
 		names = append(names, d)
 	}
 	sort.Strings(names)
+	changed := func(d string) bool {
+		o, ok := c.orig[d]
+		return !ok || o != c.Scores[d]
+	}
 	if !c.nested {
 		for _, d := range names {
-			b, _ := json.Marshal(round4(c.Scores[d]))
-			top[d] = b
+			if changed(d) {
+				b, _ := json.Marshal(round4(c.Scores[d]))
+				top[d] = b
+			}
 		}
 		return json.Marshal(top)
 	}
@@ -105,18 +119,19 @@ func (c Confidence) MarshalJSON() ([]byte, error) {
 		inner[d] = cp
 	}
 	for _, d := range names {
+		if !changed(d) {
+			continue
+		}
 		obj, ok := inner[d]
-		if !ok {
+		if !ok || obj == nil {
 			obj = map[string]json.RawMessage{}
 			inner[d] = obj
 		}
 		nb, _ := json.Marshal(round4(c.Scores[d]))
-		if old, had := obj["score"]; !had || string(old) != string(nb) {
-			obj["score"] = nb
-			if !c.now.IsZero() {
-				ts, _ := json.Marshal(FormatTime(c.now))
-				obj["last_updated"] = ts
-			}
+		obj["score"] = nb
+		if !c.now.IsZero() {
+			ts, _ := json.Marshal(FormatTime(c.now))
+			obj["last_updated"] = ts
 		}
 	}
 	ib, err := json.Marshal(inner)
@@ -127,13 +142,14 @@ func (c Confidence) MarshalJSON() ([]byte, error) {
 	return json.Marshal(top)
 }
 
+// round4 keeps four decimals, the precision confidence is stored with.
 func round4(v float64) float64 {
-	return float64(int64(v*10000+copysign(0.5, v))) / 10000
-}
-
-func copysign(a, b float64) float64 {
-	if b < 0 {
-		return -a
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return v
 	}
-	return a
+	r := math.Round(v*1e4) / 1e4
+	if math.IsInf(r, 0) {
+		return v
+	}
+	return r
 }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,7 +102,7 @@ func (s *Store) ReadDomainState(rel string) (DomainState, error) {
 		ds.Metrics = map[string]float64{}
 		for k, v := range metrics {
 			var f float64
-			if json.Unmarshal(v, &f) == nil {
+			if string(bytes.TrimSpace(v)) != "null" && json.Unmarshal(v, &f) == nil {
 				ds.Metrics[k] = f
 			}
 		}

@@ -31,7 +31,7 @@ func jsonKeys(t reflect.Type) map[string]bool {
 		if name == "" {
 			name = f.Name
 		}
-		keys[name] = true
+		keys[strings.ToLower(name)] = true
 	}
 	knownKeys.Store(t, keys)
 	return keys
@@ -49,7 +49,10 @@ func unmarshalKeep(b []byte, v any, extra *Extra) error {
 	}
 	known := jsonKeys(reflect.TypeOf(v).Elem())
 	for k := range m {
-		if known[k] {
+		// encoding/json matches keys case-insensitively, so a case variant
+		// of a known key was decoded into its field: it is not unknown, and
+		// writing it back would let it override the real key next time.
+		if known[strings.ToLower(k)] {
 			delete(m, k)
 		}
 	}

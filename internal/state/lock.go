@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -53,6 +52,9 @@ func (l *Lock) Release() error {
 	if l == nil || l.path == "" {
 		return nil
 	}
+	if unguard, err := guard(l.path); err == nil {
+		defer unguard()
+	}
 	b, err := os.ReadFile(l.path)
 	if err == nil {
 		var cur LockInfo
@@ -80,6 +82,15 @@ func AcquireLock(path string, now time.Time, timeout time.Duration) (*Lock, *Sta
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, nil, fmt.Errorf("lock: %w", err)
 	}
+	// Judging a lock stale and replacing it must be one step: without the
+	// guard, a recoverer could delete a lock another process took between
+	// the judgment and the removal. The guard is an flock on the directory,
+	// released by the kernel if its holder dies, so it never goes stale.
+	unguard, err := guard(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unguard()
 	var stale *StaleLock
 	for attempt := 0; attempt < 2; attempt++ {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -96,26 +107,31 @@ func AcquireLock(path string, now time.Time, timeout time.Duration) (*Lock, *Sta
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, nil, fmt.Errorf("lock: %w", err)
 		}
+		judged, _ := os.ReadFile(path)
 		holder, age, why := inspectLock(path, now, timeout, host)
 		if why == "" {
 			return nil, nil, &ErrLocked{Holder: holder, Age: age}
 		}
-		// Remove the stale lock only if it is still the same file we judged:
-		// rename it aside first so a concurrent recoverer cannot delete a
-		// fresh lock taken in between.
-		aside := path + ".stale-" + strconv.Itoa(os.Getpid())
+		// Every ooda process changes the lock only under the guard, but a
+		// process that does not use it (the original prompt-driven engine
+		// sharing the project) might. So move the judged lock aside and
+		// check that it is still the bytes that were judged stale before
+		// deleting it; otherwise give it back.
+		aside := fmt.Sprintf("%s.stale-%d", path, os.Getpid())
 		if err := os.Rename(path, aside); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			return nil, nil, fmt.Errorf("lock: remove stale %s: %w", path, err)
 		}
-		b, _ := os.ReadFile(aside)
-		var moved LockInfo
-		if json.Unmarshal(b, &moved) == nil && moved != holder && why != "unreadable" {
-			// We moved a lock that was taken after we inspected: put it back.
-			_ = os.Rename(aside, path)
-			return nil, nil, &ErrLocked{Holder: moved, Age: 0}
+		moved, _ := os.ReadFile(aside)
+		if string(moved) != string(judged) {
+			// Link fails rather than overwrite a lock created since.
+			_ = os.Link(aside, path)
+			_ = os.Remove(aside)
+			var li LockInfo
+			_ = json.Unmarshal(moved, &li)
+			return nil, nil, &ErrLocked{Holder: li}
 		}
 		_ = os.Remove(aside)
 		stale = &StaleLock{Holder: holder, Age: age, Why: why}
@@ -168,4 +184,28 @@ func inspectLock(path string, now time.Time, timeout time.Duration, host string)
 func pidAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// guard takes an exclusive flock on the lock's directory for the duration
+// of a lock transition (acquire, stale recovery, release). Locking the
+// directory itself leaves no extra file in the project.
+func guard(path string) (func(), error) {
+	f, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("lock guard: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock guard: %w", err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -152,9 +153,13 @@ func (s *Store) readJSON(name string, v any) (found bool, err error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return false, errors.New("empty file")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	// Decode into a fresh value and keep it only on success, so that a file
+	// that fails half-way never leaves half of its values behind.
+	fresh := reflect.New(reflect.TypeOf(v).Elem())
+	if err := json.Unmarshal(b, fresh.Interface()); err != nil {
 		return false, err
 	}
+	reflect.ValueOf(v).Elem().Set(fresh.Elem())
 	return true, nil
 }
 
@@ -166,10 +171,7 @@ func (s *Store) Quarantine(c Corruption, now time.Time) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("quarantine %s: %w", c.Path, err)
 	}
-	dst := c.Path + ".corrupt-" + now.UTC().Format("20060102T150405Z")
-	if _, err := os.Stat(dst); err == nil {
-		dst += fmt.Sprintf("-%d", os.Getpid())
-	}
+	dst := freeName(c.Path + ".corrupt-" + now.UTC().Format("20060102T150405Z"))
 	if err := WriteFileAtomic(dst, b, 0o644); err != nil {
 		return "", err
 	}
@@ -186,7 +188,7 @@ func (s *Store) QuarantineLedger(now time.Time) (string, error) {
 	}
 	dst := p + ".corrupt"
 	if _, err := os.Stat(dst); err == nil {
-		dst += "-" + now.UTC().Format("20060102T150405Z")
+		dst = freeName(dst + "-" + now.UTC().Format("20060102T150405Z"))
 	}
 	if err := WriteFileAtomic(dst, b, 0o644); err != nil {
 		return "", err
@@ -276,16 +278,15 @@ func (s *Store) LockPath() string { return s.EvolvePath(LockFile) }
 
 // HaltExists reports whether the HALT file exists and returns its content.
 func (s *Store) HaltExists(haltFile string) (bool, string) {
-	b, err := os.ReadFile(s.Path(haltFile))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, ""
-		}
-		// Unreadable but present (e.g. a directory or no permission) still halts.
-		if _, serr := os.Stat(s.Path(haltFile)); serr == nil {
-			return true, "(unreadable: " + err.Error() + ")"
-		}
+	p := s.Path(haltFile)
+	// Lstat, so that anything at the path halts, even a dangling symlink:
+	// the running-skill watcher uses the same test.
+	if _, err := os.Lstat(p); err != nil {
 		return false, ""
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return true, "(unreadable: " + err.Error() + ")"
 	}
 	return true, strings.TrimSpace(string(b))
 }
@@ -306,4 +307,43 @@ func (s *Store) RemoveHalt(haltFile string) (removed bool, err error) {
 		return false, fmt.Errorf("remove HALT file: %w", err)
 	}
 	return true, nil
+}
+
+// Reset replaces an evolve file with its empty default, after Quarantine
+// has kept the corrupt bytes, so that the next cycle reads a valid file
+// instead of setting the same corruption aside again.
+func (s *Store) Reset(name string) error {
+	switch name {
+	case StateFile:
+		return s.SaveState(State{SchemaVersion: "1.2.0"})
+	case ConfidenceFile:
+		return s.SaveConfidence(NewConfidence())
+	case GoalsFile:
+		return s.SaveGoals(Goals{SchemaVersion: "1.0.0"})
+	case MemosFile:
+		return s.SaveMemos(Memos{})
+	case ActionQueueFile:
+		return s.SaveActionQueue(ActionQueue{SchemaVersion: "1.0.0"})
+	case SkillGapsFile:
+		return s.SaveSkillGaps(SkillGaps{})
+	case MetricsFile:
+		return s.SaveMetrics(Metrics{})
+	case OutcomesFile:
+		return s.SaveOutcomes(Outcomes{})
+	}
+	return fmt.Errorf("reset %s: not a resettable state file", name)
+}
+
+// freeName returns p, or p with the first free "-N" suffix, so a copy of
+// corrupt bytes never overwrites an earlier copy.
+func freeName(p string) string {
+	if _, err := os.Lstat(p); err != nil {
+		return p
+	}
+	for i := 2; ; i++ {
+		c := fmt.Sprintf("%s-%d", p, i)
+		if _, err := os.Lstat(c); err != nil {
+			return c
+		}
+	}
 }
