@@ -382,3 +382,92 @@ func TestStep0E_FirstCycleObserveOnly(t *testing.T) {
 		t.Errorf("second cycle should act: %+v", res)
 	}
 }
+
+func TestCorruptStateFileSetAsideAndReset(t *testing.T) {
+	dir := project(t, threeDomains, map[string]string{"skill.sh": skillScript,
+		"agent/state/evolve/goals.json": `{"goals": [ {"id": "g1"`})
+	res, out := run(t, dir, t0, false)
+	if res.Status != StatusCompleted || len(res.StateCorrupted) != 1 || res.StateCorrupted[0] != "goals.json" {
+		t.Fatalf("res = %+v\n%s", res, out)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "agent/state/evolve/goals.json.corrupt-*"))
+	if len(matches) != 1 {
+		t.Fatalf("corrupt copies: %v", matches)
+	}
+	kept, _ := os.ReadFile(matches[0])
+	if string(kept) != `{"goals": [ {"id": "g1"` {
+		t.Errorf("the corrupt bytes must be kept exactly: %q", kept)
+	}
+	var g state.Goals
+	readJSON(t, filepath.Join(dir, "agent/state/evolve/goals.json"), &g)
+	var gaps state.SkillGaps
+	readJSON(t, filepath.Join(dir, "agent/state/evolve/skill_gaps.json"), &gaps)
+	if len(gaps.Gaps) != 1 || gaps.Gaps[0].Name != "state_corrupt_goals" {
+		t.Errorf("gaps = %+v", gaps.Gaps)
+	}
+	// Reset on disk: the next cycle finds nothing to set aside.
+	res, _ = run(t, dir, t0.Add(time.Hour), false)
+	matches, _ = filepath.Glob(filepath.Join(dir, "agent/state/evolve/goals.json.corrupt-*"))
+	if len(res.StateCorrupted) != 0 || len(matches) != 1 {
+		t.Errorf("second cycle: corrupt %v, copies %v", res.StateCorrupted, matches)
+	}
+}
+
+func TestStep0C_RecoveryPersistsEvenWhenTheCycleSkips(t *testing.T) {
+	dir := project(t, threeDomains, map[string]string{"skill.sh": skillScript,
+		"agent/state/evolve/state.json": `{"cycle_count": 7, "last_cycle": "2026-04-14T08:50:00Z", "cycle_in_progress": true,
+		  "decision_log": [{"cycle": 7, "timestamp": "2026-04-14T08:50:00Z", "selected_domain": "backlog", "selected_skill": "/plan-backlog", "result": "success"}]}`})
+	res, out := run(t, dir, t0, false)
+	if res.Reason != ReasonTooSoon || !strings.Contains(out, "Cycle #8 did not complete") || !strings.Contains(out, "Last completed: #7 — domain backlog") {
+		t.Fatalf("res = %+v\n%s", res, out)
+	}
+	st := loadState(t, dir)
+	if st.CycleInProgress || st.CycleCount != 7 {
+		t.Errorf("recovery must be persisted: %+v", st)
+	}
+	var m state.Memos
+	readJSON(t, filepath.Join(dir, "agent/state/evolve/memos.json"), &m)
+	if len(m.History) != 1 || m.History[0].Type != "crash_recovery" || m.History[0].Cycle != 8 || *m.History[0].LastCompleted != 7 {
+		t.Errorf("memo = %+v", m.History)
+	}
+	_, out = run(t, dir, t0.Add(time.Minute), false)
+	if strings.Contains(out, "did not complete") {
+		t.Errorf("the crash was reported twice:\n%s", out)
+	}
+}
+
+func TestStep4A_NotAllowlistedIsRecordedAndDoesNotMonopolise(t *testing.T) {
+	cfg := strings.Replace(threeDomains, `"skill_allowlist": ["/scan-health", "/check-tests", "/plan-backlog"]`, `"skill_allowlist": ["/check-tests", "/plan-backlog"]`, 1)
+	dir := project(t, cfg, map[string]string{"skill.sh": skillScript})
+	res, _ := run(t, dir, t0, false)
+	if res.Reason != ReasonNotAllowlisted || res.Result != "blocked" || res.ExitCode() != 0 {
+		t.Fatalf("res = %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); err == nil {
+		t.Fatal("a skill outside the allowlist ran")
+	}
+	res, _ = run(t, dir, t0.Add(time.Hour), false)
+	if res.Decision.Winner == nil || res.Decision.Winner.Domain == "service_health" || res.Result != "success" {
+		t.Errorf("the blocked domain won again: %+v", res.Decision.Winner)
+	}
+	var gaps state.SkillGaps
+	readJSON(t, filepath.Join(dir, "agent/state/evolve/skill_gaps.json"), &gaps)
+	if len(gaps.Gaps) != 1 || gaps.Gaps[0].Name != "skill_not_in_allowlist_scan-health" {
+		t.Errorf("gaps = %+v", gaps.Gaps)
+	}
+}
+
+func TestStep4_NoExecutorIsAnExecutionErrorAndCostsNothing(t *testing.T) {
+	cfg := `{"domains": {"a": {"weight": 1, "primary_skill": "/nothing-runs-me"}}, "progressive_complexity": {"current_level": 2},
+	  "safety": {"skill_allowlist": [], "first_cycle_observe_only": false}}`
+	dir := project(t, cfg, nil)
+	res, out := run(t, dir, t0, false)
+	if res.Result != "error" || res.SkillError != "no executor for /nothing-runs-me" {
+		t.Fatalf("res = %+v\n%s", res, out)
+	}
+	var l state.CostLedger
+	readJSON(t, filepath.Join(dir, "agent/state/evolve/cost_ledger.json"), &l)
+	if l.TotalEstimatedUSD != 0 {
+		t.Errorf("a skill that never started cost %v", l.TotalEstimatedUSD)
+	}
+}

@@ -1,0 +1,104 @@
+package act
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/proc"
+)
+
+type fakeBuiltin struct{ name string }
+
+func (f fakeBuiltin) Describe() string { return "builtin " + f.name }
+func (f fakeBuiltin) Execute(context.Context, Request) Response {
+	return Response{OK: true, Executor: f.Describe()}
+}
+
+func TestExecutorResolutionOrder(t *testing.T) {
+	r := NewRegistry()
+	r.Register("/health", fakeBuiltin{"health"})
+	cfg := config.Default()
+	cfg.Skills = map[string]config.SkillSpec{
+		"/scan":   {Command: []string{"./scan.sh", "--fast"}},
+		"health":  {Builtin: "health"},
+		"/broken": {Builtin: "nope"},
+	}
+	cfg.Agent.Command = []string{"claude", "-p", "{skill}", "--name={skill_name}"}
+	cases := []struct{ skill, want string }{
+		{"/scan", `command ["./scan.sh","--fast"]`},
+		{"scan", `command ["./scan.sh","--fast"]`},
+		{"/health", "builtin health"},
+		{"/check-tests", `agent ["claude","-p","/check-tests","--name=check-tests"]`},
+	}
+	for _, c := range cases {
+		e, err := r.Resolve(cfg, c.skill)
+		if err != nil || e.Describe() != c.want {
+			t.Errorf("Resolve(%s) = %v, %v; want %s", c.skill, e, err, c.want)
+		}
+	}
+	if _, err := r.Resolve(cfg, "/broken"); err == nil || !strings.Contains(err.Error(), `unknown builtin "nope"`) {
+		t.Errorf("unknown builtin: %v", err)
+	}
+	cfg.Agent.Command = nil
+	if _, err := r.Resolve(cfg, "/check-tests"); err == nil || err.Error() != "no executor for /check-tests" {
+		t.Errorf("no executor: %v", err)
+	}
+}
+
+func TestCommandExecutorRunsArgvWithEnvAndTimeout(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.sh"), []byte("echo \"$OODA_SKILL $EXTRA $PWD\"; [ \"$1\" = slow ] && sleep 30; exit 0\n"), 0o644)
+	var out bytes.Buffer
+	c := &Command{Argv: []string{"/bin/sh", "s.sh"}, Env: map[string]string{"EXTRA": "x"}, Runner: proc.Exec{}}
+	resp := c.Execute(context.Background(), Request{Skill: "/s", ProjectDir: dir, Env: map[string]string{"OODA_SKILL": "/s"}, Timeout: time.Minute, Output: &out})
+	if !resp.OK || strings.TrimSpace(out.String()) != "/s x "+dir {
+		t.Fatalf("resp %+v, output %q", resp, out.String())
+	}
+	slow := &Command{Argv: []string{"/bin/sh", "s.sh", "slow"}, Timeout: 200 * time.Millisecond, Runner: proc.Exec{}}
+	resp = slow.Execute(context.Background(), Request{Skill: "/s", ProjectDir: dir, Timeout: time.Minute})
+	if resp.OK || !resp.TimedOut || !strings.HasPrefix(resp.Error, "TIMEOUT: /s exceeded 200ms") {
+		t.Errorf("timeout: %+v", resp)
+	}
+	missing := &Command{Argv: []string{"./nope"}, Runner: proc.Exec{}}
+	if resp = missing.Execute(context.Background(), Request{ProjectDir: dir}); resp.OK || !strings.HasPrefix(resp.Error, "cannot start ./nope") {
+		t.Errorf("start error: %+v", resp)
+	}
+}
+
+func TestReport(t *testing.T) {
+	r, err := ParseReport([]byte(`{"summary": "s", "actions": [{"title": "t", "reach": 1, "impact": 2, "confidence": 0.5, "effort": 1}], "pr_number": 7, "cost_usd": 0.1, "vars": {"x": 1}}`))
+	if err != nil || r.Summary != "s" || len(r.Actions) != 1 || !r.CreatedPR() || *r.CostUSD != 0.1 {
+		t.Fatalf("report = %+v, %v", r, err)
+	}
+	if !r.HadOutputDefault(false) {
+		t.Error("actions or a PR mean output")
+	}
+	none, _ := ParseReport([]byte(`{"summary": "nothing"}`))
+	if none.HadOutputDefault(false) || !none.HadOutputDefault(true) {
+		t.Error("without actions, a PR or alerts, output is whether the domain state changed")
+	}
+	f := false
+	explicit := &Report{HadOutput: &f, Actions: []ReportAction{{Title: "x"}}}
+	if explicit.HadOutputDefault(true) {
+		t.Error("an explicit had_output wins")
+	}
+	if r, err := ParseReport([]byte("  ")); r != nil || err != nil {
+		t.Error("an empty report is no report")
+	}
+	if _, err := ParseReport([]byte(`{"cost_usd": -1}`)); err == nil {
+		t.Error("a negative cost is rejected")
+	}
+	if _, err := ParseReport([]byte(`{`)); err == nil {
+		t.Error("invalid JSON is an error")
+	}
+	var nilReport *Report
+	if nilReport.CreatedPR() || nilReport.HadOutputDefault(false) || !nilReport.HadOutputDefault(true) {
+		t.Error("no report: output is whether the state changed")
+	}
+}
