@@ -275,8 +275,13 @@ func (in Input) confidence(d string) float64 {
 func filter(in Input) ([]Domain, bool) {
 	cfg := in.Config
 	act := make([]Domain, 0, len(in.Domains))
+	byName := make(map[string]int, len(cfg.Domains))
+	for i, cd := range cfg.Domains {
+		byName[cd.Name] = i
+	}
 	for _, d := range in.Domains {
-		if cd, ok := cfg.Domains.Get(d.Name); ok {
+		if i, ok := byName[d.Name]; ok {
+			cd := cfg.Domains[i]
 			if !cd.Scoreable() || !cd.IsEnabled() {
 				continue
 			}
