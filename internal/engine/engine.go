@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -578,11 +577,6 @@ func (c *cycle) envFor(obs *observe.Observation, domain, skill string, conf floa
 		env["OODA_LENS"] = c.store.LensPath(domain)
 	}
 	return env
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // appendMemo adds a memo to the history, which keeps the last 10 (5-C).

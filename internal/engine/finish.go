@@ -101,7 +101,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		fn   func() error
 	}{
 		{state.SkillGapsFile, func() error {
-			if len(c.gaps) == 0 && !fileExists(c.store.EvolvePath(state.SkillGapsFile)) {
+			if len(c.gaps) == 0 && !c.store.Exists(state.SkillGapsFile) {
 				return c.store.SaveSkillGaps(state.SkillGaps{SchemaVersion: "1.0.0"})
 			}
 			if len(c.gaps) == 0 {

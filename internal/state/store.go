@@ -347,3 +347,9 @@ func freeName(p string) string {
 		}
 	}
 }
+
+// Exists reports whether an evolve file exists.
+func (s *Store) Exists(name string) bool {
+	_, err := os.Stat(s.EvolvePath(name))
+	return err == nil
+}
