@@ -331,6 +331,14 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 			}
 		}
 	}
+	if obs.RefreshDue {
+		// 1-A: a stale active context schedules its refresh skill; the memo
+		// is what the chain logic of Step 4-B consumes.
+		skill := *cfg.ActiveContext.RefreshSkill
+		c.printf("[Observe] Active context is older than %gh: refresh via %s scheduled.", cfg.ActiveContext.RefreshIntervalHours, skill)
+		c.memo = append(c.memo, state.Memo{Timestamp: state.FormatTime(c.now), Cycle: c.res.Cycle, Type: "active_context_refresh",
+			Message: fmt.Sprintf("Active context %s is older than %g hours; refresh with %s.", *cfg.ActiveContext.Path, cfg.ActiveContext.RefreshIntervalHours, skill)})
+	}
 	if obs.LedgerReset {
 		c.note("cost ledger reset for a new UTC day")
 	}

@@ -471,3 +471,28 @@ func TestStep4_NoExecutorIsAnExecutionErrorAndCostsNothing(t *testing.T) {
 		t.Errorf("a skill that never started cost %v", l.TotalEstimatedUSD)
 	}
 }
+
+func TestStep1A_StaleActiveContextSchedulesRefresh(t *testing.T) {
+	cfg := strings.Replace(threeDomains, `"progressive_complexity"`, `"active_context": {"path": "ctx.json", "refresh_skill": "/refresh-context", "refresh_interval_hours": 24}, "progressive_complexity"`, 1)
+	dir := project(t, cfg, map[string]string{"skill.sh": skillScript, "ctx.json": `{"persona": "x"}`})
+	old := t0.Add(-48 * time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "ctx.json"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	_, out := run(t, dir, t0, false)
+	if !strings.Contains(out, "refresh via /refresh-context scheduled") {
+		t.Fatalf("no refresh scheduled:\n%s", out)
+	}
+	var m state.Memos
+	readJSON(t, filepath.Join(dir, "agent/state/evolve/memos.json"), &m)
+	if len(m.History) != 1 || m.History[0].Type != "active_context_refresh" {
+		t.Errorf("memo = %+v", m.History)
+	}
+	// A fresh context schedules nothing.
+	now := t0.Add(time.Hour)
+	os.Chtimes(filepath.Join(dir, "ctx.json"), now, now)
+	_, out = run(t, dir, now, false)
+	if strings.Contains(out, "refresh via") {
+		t.Errorf("a fresh context was refreshed:\n%s", out)
+	}
+}
