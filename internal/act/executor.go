@@ -28,6 +28,9 @@ type Request struct {
 	Timeout  time.Duration
 	HaltFile string // absolute path watched while the skill runs
 	Output   io.Writer
+	// OnStart receives the process group of a skill that runs as a
+	// process, as soon as it starts.
+	OnStart func(pgid int)
 }
 
 // Response is what an execution produced.
@@ -36,6 +39,8 @@ type Response struct {
 	Error    string
 	TimedOut bool
 	Halted   bool
+	// Canceled is set when the cycle itself was interrupted (a signal).
+	Canceled bool
 	ExitCode int
 	Elapsed  time.Duration
 	// Executor describes what ran, e.g. "command ./scan.sh" or "builtin health".
@@ -163,9 +168,9 @@ func (c *Command) Execute(ctx context.Context, r Request) Response {
 	}
 	res := c.Runner.Run(ctx, proc.Spec{
 		Argv: c.Argv, Dir: r.ProjectDir, Env: env, Timeout: timeout,
-		Output: r.Output, HaltFile: r.HaltFile,
+		Output: r.Output, HaltFile: r.HaltFile, OnStart: r.OnStart,
 	})
-	out := Response{OK: res.OK(), ExitCode: res.ExitCode, Elapsed: res.Elapsed, TimedOut: res.TimedOut, Halted: res.Halted, Executor: c.Describe()}
+	out := Response{OK: res.OK(), ExitCode: res.ExitCode, Elapsed: res.Elapsed, TimedOut: res.TimedOut, Halted: res.Halted, Canceled: res.Canceled, Executor: c.Describe()}
 	switch {
 	case res.StartErr != nil:
 		out.Error = fmt.Sprintf("cannot start %s: %v", c.Argv[0], res.StartErr)

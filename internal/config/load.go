@@ -101,6 +101,10 @@ func syntaxCheck(file string, raw []byte) error {
 			line, col := lineCol(raw, se.Offset)
 			return &Error{File: file, Reason: fmt.Sprintf("parse error at line %d, column %d: %v", line, col, err)}
 		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			line, col := lineCol(raw, int64(len(raw))+1)
+			return &Error{File: file, Reason: fmt.Sprintf("parse error at line %d, column %d: unexpected end of file (truncated JSON?)", line, col)}
+		}
 		return &Error{File: file, Reason: "parse error: " + err.Error()}
 	}
 	if _, ok := v.(map[string]any); !ok {

@@ -51,6 +51,11 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 		Skill: skill, Domain: w.Domain, Cycle: c.res.Cycle, ProjectDir: c.store.Root, Now: c.now,
 		Env: c.envFor(obs, w.Domain, skill, w.Confidence), Timeout: cfg.Safety.LockTimeout(),
 		HaltFile: c.store.Path(cfg.Safety.HaltFile), Output: tail,
+		OnStart: func(pgid int) {
+			if err := c.lock.SetSkillGroup(pgid); err != nil {
+				c.printf("[WARN] could not record the skill's process group in the lock: %v", err)
+			}
+		},
 	})
 	logData := tail.Bytes()
 	if tail.Truncated() {
@@ -66,6 +71,14 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 			c.printf("[HALT] HALT file appeared during %s; stopped it. Partial execution logged.", skill)
 			f.Reason, f.Result, f.Error = ReasonHaltDuringExecute, "error", resp.Error
 			c.res.Status, c.res.Reason = StatusHalted, ReasonHaltDuringExecute
+			c.res.SkillError = resp.Error
+			return
+		}
+		if resp.Canceled {
+			// Likewise an interrupted cycle (SIGINT/SIGTERM to ooda).
+			c.printf("[Act] %s stopped: the cycle was interrupted. Partial execution logged.", skill)
+			f.Reason, f.Result, f.Error = ReasonInterrupted, "error", resp.Error
+			c.res.Reason = ReasonInterrupted
 			c.res.SkillError = resp.Error
 			return
 		}

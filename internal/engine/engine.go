@@ -25,6 +25,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/decide"
 	"github.com/ooda-loop/ooda/internal/observe"
 	"github.com/ooda-loop/ooda/internal/orient"
+	"github.com/ooda-loop/ooda/internal/proc"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -46,6 +47,7 @@ const (
 	ReasonNotAllowlisted    = "skill_not_in_allowlist"
 	ReasonCorruptLedger     = "corrupt_cost_ledger"
 	ReasonHaltDuringExecute = "halt_during_execution"
+	ReasonInterrupted       = "interrupted"
 )
 
 // Options configure one cycle.
@@ -204,6 +206,10 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		if stale != nil {
 			c.printf("[WARN] Stale lock detected (pid %d, age %dm, %s). Removing and recovering.", stale.Holder.PID, int(stale.Age.Minutes()), stale.Why)
 			c.note("stale lock removed (" + stale.Why + ")")
+			if stale.OrphanPGID > 0 {
+				c.printf("[WARN] The crashed cycle's skill (process group %d) is still running; stopping it.", stale.OrphanPGID)
+				proc.StopGroup(stale.OrphanPGID, proc.DefaultKillGrace)
+			}
 		}
 	}
 
@@ -250,7 +256,11 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 			lc := last.Cycle
 			mem.LastCompleted = &lc
 		}
-		c.printf("  Resetting cycle_in_progress. Starting fresh cycle.")
+		if opts.DryRun {
+			c.printf("  A real cycle would reset cycle_in_progress and start fresh.")
+		} else {
+			c.printf("  Resetting cycle_in_progress. Starting fresh cycle.")
+		}
 		c.note(fmt.Sprintf("crash recovery: cycle #%d did not complete", crashed))
 		st.CycleInProgress = false
 		snap.Memos.History = appendMemo(snap.Memos.History, mem)

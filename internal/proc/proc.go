@@ -67,6 +67,10 @@ type Spec struct {
 	// KillGrace is the time between SIGTERM and SIGKILL when the process
 	// group is stopped; default DefaultKillGrace.
 	KillGrace time.Duration
+	// OnStart, when set, is called with the process group id as soon as the
+	// process has started, so a caller can record which group is its own
+	// (the cycle lock does, to stay live while an orphaned skill runs).
+	OnStart func(pgid int)
 	// OutputWait bounds how long output is still read once the direct child
 	// has exited, for a background process that inherited its output and
 	// keeps it open; default DefaultOutputWait. Later output is dropped.
@@ -178,6 +182,9 @@ func (Exec) Run(ctx context.Context, s Spec) Result {
 	}
 	// With Setpgid the child leads a new group whose id is its pid.
 	pgid := cmd.Process.Pid
+	if s.OnStart != nil {
+		s.OnStart(pgid)
+	}
 	waited := make(chan struct{})
 	go func() {
 		// The error only repeats what ProcessState says, or that output
@@ -369,4 +376,33 @@ func (g *guardedWriter) failure() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.err
+}
+
+// GroupAlive reports whether process group pgid still has a live member.
+func GroupAlive(pgid int) bool {
+	if pgid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(-pgid, 0); err != nil && err != syscall.EPERM {
+		return false
+	}
+	return hasLiveMember(pgid)
+}
+
+// StopGroup stops a process group that nobody waits for (a skill orphaned
+// by a crashed cycle): SIGTERM, then SIGKILL if members remain after grace.
+func StopGroup(pgid int, grace time.Duration) {
+	if pgid <= 0 {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if !GroupAlive(pgid) {
+			return
+		}
+		time.Sleep(groupPoll)
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/ooda-loop/ooda/internal/proc"
 )
 
 // LockInfo is the content of agent/state/evolve/.lock.
@@ -16,6 +18,9 @@ type LockInfo struct {
 	PID       int    `json:"pid"`
 	Host      string `json:"host"`
 	StartedAt string `json:"started_at"`
+	// SkillPGID is the process group of the skill running under this lock,
+	// if any: a skill orphaned by a killed cycle keeps the lock live.
+	SkillPGID int `json:"skill_pgid,omitempty"`
 }
 
 // ErrLocked reports a live lock held by another cycle (0-B).
@@ -35,6 +40,10 @@ type StaleLock struct {
 	// Why is "timeout" (older than lock_timeout_minutes) or "dead_pid"
 	// (the holder's process no longer exists on this host) or "unreadable".
 	Why string
+	// OrphanPGID is the process group of a skill the crashed holder left
+	// running on this host (0 when none is alive). The recoverer stops it:
+	// nothing else will ever enforce its timeout.
+	OrphanPGID int
 }
 
 // Lock is a held cycle lock; Release removes it.
@@ -45,6 +54,26 @@ type Lock struct {
 
 // Path is the lock file's path.
 func (l *Lock) Path() string { return l.path }
+
+// SetSkillGroup records the running skill's process group in the lock, so
+// that if this process dies the lock stays live while the skill runs on.
+func (l *Lock) SetSkillGroup(pgid int) error {
+	if l == nil || l.path == "" {
+		return nil
+	}
+	unguard, err := guard(l.path)
+	if err != nil {
+		return err
+	}
+	defer unguard()
+	cur, ok := ReadLock(l.path)
+	if !ok || cur.PID != l.info.PID || cur.Host != l.info.Host || cur.StartedAt != l.info.StartedAt {
+		return fmt.Errorf("lock %s is no longer ours", l.path)
+	}
+	l.info.SkillPGID = pgid
+	b, _ := json.Marshal(l.info)
+	return WriteFileAtomic(l.path, b, 0o644)
+}
 
 // Release removes the lock file if it is still ours. It is safe to call
 // more than once.
@@ -135,6 +164,9 @@ func AcquireLock(path string, now time.Time, timeout time.Duration) (*Lock, *Sta
 		}
 		_ = os.Remove(aside)
 		stale = &StaleLock{Holder: holder, Age: age, Why: why}
+		if holder.Host == host && proc.GroupAlive(holder.SkillPGID) {
+			stale.OrphanPGID = holder.SkillPGID
+		}
 	}
 	return nil, nil, &ErrLocked{}
 }
@@ -155,13 +187,14 @@ func inspectLock(path string, now time.Time, timeout time.Duration, host string)
 	var li LockInfo
 	if err != nil || json.Unmarshal(b, &li) != nil {
 		// A lock we cannot read is judged by its file age: a crash between
-		// create and write leaves an empty file behind.
+		// create and write leaves an empty file behind. The file time is the
+		// real clock's, so it is compared with the real clock, not --now.
 		st, serr := os.Stat(path)
 		if serr != nil {
 			return li, 0, ""
 		}
-		age := now.Sub(st.ModTime())
-		if age >= timeout || len(b) == 0 && time.Since(st.ModTime()) > 5*time.Second {
+		age := time.Since(st.ModTime())
+		if age >= timeout || len(b) == 0 && age > 5*time.Second {
 			return li, age, "unreadable"
 		}
 		return li, age, ""
@@ -170,12 +203,14 @@ func inspectLock(path string, now time.Time, timeout time.Duration, host string)
 	if t, ok := ParseTime(li.StartedAt); ok {
 		age = now.Sub(t)
 	} else if st, err := os.Stat(path); err == nil {
-		age = now.Sub(st.ModTime())
+		age = time.Since(st.ModTime())
 	}
 	if age >= timeout {
 		return li, age, "timeout"
 	}
-	if li.Host == host && li.PID > 0 && !pidAlive(li.PID) {
+	// A dead holder whose skill still runs has not finished its cycle:
+	// starting another now would run two skills at once.
+	if li.Host == host && li.PID > 0 && !pidAlive(li.PID) && !proc.GroupAlive(li.SkillPGID) {
 		return li, age, "dead_pid"
 	}
 	return li, age, ""
