@@ -86,12 +86,7 @@ func (e *ErrNoExecutor) Error() string { return "no executor for /" + config.Ski
 // Resolve finds the executor of skill.
 func (r *Registry) Resolve(cfg *config.Config, skill string) (Executor, error) {
 	key := config.SkillKey(skill)
-	names := make([]string, 0, len(cfg.Skills))
-	for n := range cfg.Skills {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range cfg.SkillNames() {
 		if config.SkillKey(n) != key {
 			continue
 		}

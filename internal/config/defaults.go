@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 )
 
@@ -102,3 +103,15 @@ func (c *Config) MissionSet() bool { return strings.TrimSpace(c.Mission) != "" }
 
 // CommitState reports git.commit_state (default true).
 func (c *Config) CommitState() bool { return c.Git.CommitState == nil || *c.Git.CommitState }
+
+// SkillNames returns the keys of config.skills, sorted, so that every
+// lookup by normalised name ("/x" and "x" are one skill) resolves the same
+// way on every run.
+func (c *Config) SkillNames() []string {
+	names := make([]string, 0, len(c.Skills))
+	for n := range c.Skills {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

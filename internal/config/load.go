@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -162,12 +161,7 @@ func (c *Config) check(file string) error {
 			return &Error{File: file, Path: "/season_modes/current_mode", Reason: fmt.Sprintf("mode %q is not defined in season_modes.modes", name)}
 		}
 	}
-	names := make([]string, 0, len(c.Skills))
-	for name := range c.Skills {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range c.SkillNames() {
 		s := c.Skills[name]
 		if s.Builtin == "" && len(s.Command) == 0 {
 			return &Error{File: file, Path: "/skills/" + escapePointer(name), Reason: "needs either \"builtin\" or \"command\""}

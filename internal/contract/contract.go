@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"gopkg.in/yaml.v3"
 
@@ -114,13 +113,7 @@ func FrontMatter(md []byte) ([]byte, bool) {
 // Load resolves the contract of skill for the project at root.
 func Load(root string, cfg *config.Config, skill string) (Contract, error) {
 	key := config.SkillKey(skill)
-	names := make([]string, 0, len(cfg.Skills))
-	for n := range cfg.Skills {
-		names = append(names, n)
-	}
-	// Sorted, so that "/x" and "x" both present resolve the same way every time.
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range cfg.SkillNames() {
 		spec := cfg.Skills[name]
 		if config.SkillKey(name) == key && len(spec.Contract) > 0 && string(spec.Contract) != "null" {
 			var c Contract
