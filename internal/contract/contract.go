@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -73,12 +74,27 @@ func (c Contract) Cost() float64 {
 }
 
 // Parse decodes a contract from YAML (a JSON document is valid YAML too).
+// A malformed chain condition is rejected here, at load time, not left to
+// fail when the chain would run.
 func Parse(b []byte) (Contract, error) {
 	var c Contract
 	if err := yaml.Unmarshal(b, &c); err != nil {
 		return Contract{}, err
 	}
-	return c, nil
+	return c, c.Validate()
+}
+
+// Validate checks every chain trigger: a target and a condition that parses.
+func (c Contract) Validate() error {
+	for i, t := range c.ChainTriggers {
+		if strings.TrimSpace(t.Target) == "" {
+			return fmt.Errorf("chain_triggers[%d]: missing target", i)
+		}
+		if _, err := ParseCondition(t.Condition); err != nil {
+			return fmt.Errorf("chain_triggers[%d] (target %s): %w", i, t.Target, err)
+		}
+	}
+	return nil
 }
 
 // FrontMatter extracts the YAML front matter of a SKILL.md ("---" lines).
@@ -118,6 +134,9 @@ func Load(root string, cfg *config.Config, skill string) (Contract, error) {
 		if config.SkillKey(name) == key && len(spec.Contract) > 0 && string(spec.Contract) != "null" {
 			var c Contract
 			if err := json.Unmarshal(spec.Contract, &c); err != nil {
+				return Contract{}, fmt.Errorf("config skills.%s.contract: %w", name, err)
+			}
+			if err := c.Validate(); err != nil {
 				return Contract{}, fmt.Errorf("config skills.%s.contract: %w", name, err)
 			}
 			c.Source = "config"

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"time"
@@ -16,40 +17,68 @@ import (
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
-// execute is Step 4-B for the primary skill: resolve its executor, run it
-// with the cycle's context, keep its log, read its report.
-func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Observation, w *decide.Option) {
+// skillRun is what one skill invocation produced.
+type skillRun struct {
+	skill    string
+	domain   string
+	contract contract.Contract
+	started  bool // an executor was found and started
+	ok       bool
+	halted   bool
+	canceled bool
+	timedOut bool
+	errMsg   string
+	report   *act.Report
+	// outputs are the top-level fields of the skill's output files, read
+	// after it ran: the first place chain conditions look.
+	outputs   map[string]any
+	hadOutput bool
+	cost      float64
+	pr        *int
+}
+
+// runSkill resolves and runs one skill for domain with the cycle's
+// context, keeps its log and reads back its report and output files.
+func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, skill string, conf float64, focus string) skillRun {
 	cfg := c.cfg
-	f.Action, f.Executed = "execute", true
-	skill := w.Skill
+	r := skillRun{skill: skill, domain: domain}
 	var before state.DomainState
-	var stateFile string
-	if dc, ok := cfg.Domains.Get(w.Domain); ok {
+	stateFile := ""
+	if dc, ok := cfg.Domains.Get(domain); ok {
 		stateFile = dc.StateFile
 		before, _ = c.store.ReadDomainState(stateFile)
 	}
 	ct, cerr := contract.Load(c.store.Root, cfg, skill)
 	if cerr != nil {
-		c.printf("[WARN] contract of %s: %v (using defaults)", skill, cerr)
+		// A contract that does not load (bad YAML, a malformed chain
+		// condition) is rejected whole: no chain runs on a guess.
+		c.printf("[WARN] contract of %s rejected: %v (running it without a contract)", skill, cerr)
+		c.addGap("contract_invalid_"+config.SkillKey(skill), "contract_error", cerr.Error())
+		ct = contract.Contract{Name: config.SkillKey(skill), Source: "default"}
 	}
-	c.recordDomainRun(w.Domain)
+	r.contract = ct
+	if domain != "" {
+		c.recordDomainRun(domain)
+	}
 	exec, err := c.opts.Registry.Resolve(cfg, skill)
 	if err != nil {
 		c.printf("[Act] %s: %v", skill, err)
-		c.skillFailed(f, skill, err.Error())
-		return
+		r.errMsg = err.Error()
+		return r
 	}
 	if err := c.store.PrepareRunsDir(c.res.Cycle, skill); err != nil {
-		c.skillFailed(f, skill, err.Error())
-		return
+		r.errMsg = err.Error()
+		return r
 	}
 	// Only a skill that starts costs anything.
-	f.CostUSD = ct.Cost()
+	r.started, r.cost = true, ct.Cost()
 	c.printf("[Act] %s starting... (%s)", skill, exec.Describe())
 	tail := proc.NewTailBuffer(proc.LogTailSize)
+	env := c.envFor(obs, domain, skill, conf)
+	env["OODA_FOCUS_ITEM"] = focus
 	resp := exec.Execute(ctx, act.Request{
-		Skill: skill, Domain: w.Domain, Cycle: c.res.Cycle, ProjectDir: c.store.Root, Now: c.now,
-		Env: c.envFor(obs, w.Domain, skill, w.Confidence), Timeout: cfg.Safety.LockTimeout(),
+		Skill: skill, Domain: domain, Cycle: c.res.Cycle, ProjectDir: c.store.Root, Now: c.now,
+		Env: env, Timeout: cfg.Safety.LockTimeout(),
 		HaltFile: c.store.Path(cfg.Safety.HaltFile), Output: tail,
 		OnStart: func(pgid int) {
 			if err := c.lock.SetSkillGroup(pgid); err != nil {
@@ -64,40 +93,17 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 	if err := c.store.SaveRunLog(c.res.Cycle, skill, logData); err != nil {
 		c.printf("[WARN] could not keep the run log: %v", err)
 	}
+	r.halted, r.canceled, r.timedOut = resp.Halted, resp.Canceled, resp.TimedOut
 	if !resp.OK {
-		if resp.Halted {
-			// An operator's stop is not the skill's failure: no gap, and
-			// the silent-failure breaker is not advanced.
-			c.printf("[HALT] HALT file appeared during %s; stopped it. Partial execution logged.", skill)
-			f.Reason, f.Result, f.Error = ReasonHaltDuringExecute, "error", resp.Error
-			c.res.Status, c.res.Reason = StatusHalted, ReasonHaltDuringExecute
-			c.res.SkillError = resp.Error
-			return
-		}
-		if resp.Canceled {
-			// Likewise an interrupted cycle (SIGINT/SIGTERM to ooda).
-			c.printf("[Act] %s stopped: the cycle was interrupted. Partial execution logged.", skill)
-			f.Reason, f.Result, f.Error = ReasonInterrupted, "error", resp.Error
-			c.res.Reason = ReasonInterrupted
-			c.res.SkillError = resp.Error
-			return
-		}
-		if resp.TimedOut {
-			c.printf("[Act] %s. Treating as error.", resp.Error)
-		} else {
-			c.printf("[Act] %s failed: %s", skill, resp.Error)
-		}
-		c.skillFailed(f, skill, resp.Error)
-		return
+		r.errMsg = resp.Error
+		return r
 	}
+	r.ok = true
 	c.printf("[Act] %s completed. (elapsed: %s)", skill, resp.Elapsed.Round(time.Millisecond))
-	c.snap.State.ConsecutiveSilentFailures = 0
-	f.Result = "success"
 
 	raw, rerr := c.store.ReadReport(c.res.Cycle, skill)
-	var rep *act.Report
 	if rerr == nil {
-		rep, rerr = act.ParseReport(raw)
+		r.report, rerr = act.ParseReport(raw)
 	}
 	if rerr != nil {
 		c.printf("[WARN] %s: ignoring its report: %v", skill, rerr)
@@ -109,20 +115,313 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 	}
 	changed := after.Found && (!before.Found || string(before.Bytes) != string(after.Bytes))
 	newAlerts := !reflect.DeepEqual(urgentSet(before.Alerts), urgentSet(after.Alerts)) && len(urgentSet(after.Alerts)) > 0
-	if rep != nil {
+	r.hadOutput = r.report.HadOutputDefault(changed || newAlerts)
+	if rep := r.report; rep != nil {
 		if rep.CostUSD != nil {
-			f.CostUSD = *rep.CostUSD
+			r.cost = *rep.CostUSD
 		}
 		if rep.PRNumber != nil && rep.CreatedPR() {
 			n := *rep.PRNumber
-			f.PRNumber = &n
-			tier := 3
-			f.RiskTier = &tier
+			r.pr = &n
 		}
-		f.HadOutput = rep.HadOutputDefault(changed || newAlerts)
-	} else {
-		f.HadOutput = changed || newAlerts
 	}
+	// Chain conditions read the invoked skill's own output files: those its
+	// contract lists, else its domain's state file.
+	files := ct.Output.Files
+	if len(files) == 0 && stateFile != "" {
+		files = []string{stateFile}
+	}
+	r.outputs = map[string]any{}
+	for _, f := range files {
+		ds, err := c.store.ReadDomainState(f)
+		if err != nil || !ds.Found {
+			continue
+		}
+		for k, v := range ds.Raw {
+			if _, seen := r.outputs[k]; seen {
+				continue
+			}
+			var x any
+			if json.Unmarshal(v, &x) == nil {
+				r.outputs[k] = x
+			}
+		}
+	}
+	return r
+}
+
+// lookup resolves a chain-condition field: the skill's output files first,
+// then its report's vars, then the report's own fields.
+func (r skillRun) lookup(field string) (any, bool) {
+	if v, ok := r.outputs[field]; ok {
+		return v, true
+	}
+	if r.report == nil {
+		return nil, false
+	}
+	if raw, ok := r.report.Vars[field]; ok {
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			return v, true
+		}
+	}
+	b, _ := json.Marshal(r.report)
+	var fields map[string]any
+	_ = json.Unmarshal(b, &fields)
+	v, ok := fields[field]
+	return v, ok
+}
+
+// execute is Step 4-B: the rotation cursor, the primary skill, then its
+// chain through the same gates as the primary.
+func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Observation, w *decide.Option, gated bool) {
+	cfg := c.cfg
+	f.Action, f.Executed = "execute", true
+	focus, cursorNext, rotating := c.rotation(w.Domain)
+	if rotating {
+		f.Focus = focus
+	}
+	run := c.runSkill(ctx, obs, w.Domain, w.Skill, w.Confidence, focus)
+	if rotating && run.started {
+		ts := state.FormatTime(c.now)
+		rc, _ := c.store.ReadRotationCursor(w.Domain)
+		rc.Cursor, rc.LastUpdated, rc.FocusItem = cursorNext, &ts, &focus
+		if err := c.store.SaveRotationCursor(w.Domain, rc); err != nil {
+			c.printf("[WARN] rotation cursor of %s: %v", w.Domain, err)
+		}
+	}
+	f.CostUSD = run.cost
+	if !c.absorbFailure(f, run, true) {
+		return
+	}
+	c.snap.State.ConsecutiveSilentFailures = 0
+	f.Result = "success"
+	f.HadOutput = run.hadOutput
+	if run.pr != nil {
+		f.PRNumber = run.pr
+		tier := 3
+		f.RiskTier = &tier
+		c.prsCreated++
+	}
+	c.runChain(ctx, f, obs, w, run, gated)
+	_ = cfg
+}
+
+// absorbFailure records a failed run. For the primary skill the cycle's
+// result becomes error; an operator's stop (HALT, a signal) is recorded
+// but is not the skill's failure. It reports whether the run succeeded.
+func (c *cycle) absorbFailure(f *record.Facts, run skillRun, primary bool) bool {
+	if run.ok {
+		return true
+	}
+	switch {
+	case run.halted:
+		c.printf("[HALT] HALT file appeared during %s; stopped it. Partial execution logged.", run.skill)
+		f.Reason, f.Result, f.Error = ReasonHaltDuringExecute, "error", run.errMsg
+		c.res.Status, c.res.Reason = StatusHalted, ReasonHaltDuringExecute
+		c.res.SkillError = run.errMsg
+		return false
+	case run.canceled:
+		c.printf("[Act] %s stopped: the cycle was interrupted. Partial execution logged.", run.skill)
+		f.Reason, f.Result, f.Error = ReasonInterrupted, "error", run.errMsg
+		c.res.Reason = ReasonInterrupted
+		c.res.SkillError = run.errMsg
+		return false
+	case run.timedOut:
+		c.printf("[Act] %s. Treating as error.", run.errMsg)
+	case run.started:
+		c.printf("[Act] %s failed: %s", run.skill, run.errMsg)
+	}
+	if primary {
+		f.Result, f.Error = "error", run.errMsg
+		c.res.SkillError = run.errMsg
+	}
+	c.skillFailed(run.skill, run.errMsg)
+	return false
+}
+
+// rotation reads the winner's rotation cursor (4-B): the focus item of
+// this cycle and the cursor to store after the skill ran.
+func (c *cycle) rotation(domain string) (focus string, next int, ok bool) {
+	dc, found := c.cfg.Domains.Get(domain)
+	if !found || len(dc.Rotation) == 0 {
+		return "", 0, false
+	}
+	rc, err := c.store.ReadRotationCursor(domain)
+	if err != nil {
+		c.printf("[WARN] %v; starting the rotation at 0", err)
+	}
+	n := len(dc.Rotation)
+	cur := ((rc.Cursor % n) + n) % n
+	next = (cur + 1) % n
+	c.printf("[Act] Rotation: %s focus='%s' (cursor %d -> %d)", domain, dc.Rotation[cur], cur, next)
+	return dc.Rotation[cur], next, true
+}
+
+// chainStep is one pending chain invocation and the run whose output its
+// condition reads.
+type chainStep struct {
+	target    string
+	condition string
+	from      skillRun
+	legacy    bool
+}
+
+// runChain is the chain half of 4-B: triggers from the invoked skill's
+// contract (conditions evaluated on its own output), or the legacy
+// config.domains[winner].chain list, each through the same gates as the
+// primary skill: allowlist, the implementation level gate and
+// max_prs_per_cycle, the HALT file before every step, and the depth cap.
+// Triggers whose condition held but which a gate refused are recorded as
+// chain_blocked gaps (5-A).
+func (c *cycle) runChain(ctx context.Context, f *record.Facts, obs *observe.Observation, w *decide.Option, primary skillRun, gated bool) {
+	cfg := c.cfg
+	maxDepth := cfg.Safety.MaxChainDepth
+	if maxDepth <= 0 {
+		maxDepth = 3
+	}
+	var queue []chainStep
+	if len(primary.contract.ChainTriggers) > 0 {
+		queue = c.triggersOf(primary)
+	} else if dc, ok := cfg.Domains.Get(w.Domain); ok {
+		for _, s := range dc.Chain {
+			queue = append(queue, chainStep{target: s, from: primary, legacy: true})
+		}
+	}
+	ran := map[string]bool{config.SkillKey(primary.skill): true}
+	threshold := cfg.Safety.ConfidenceThreshold
+	for len(queue) > 0 {
+		st := queue[0]
+		queue = queue[1:]
+		target := "/" + config.SkillKey(st.target)
+		if !st.legacy {
+			cond, err := contract.ParseCondition(st.condition)
+			if err != nil {
+				c.printf("[Act] Chain trigger to %s skipped: %v", target, err)
+				continue
+			}
+			met, undecidable := cond.Eval(st.from.lookup)
+			for _, v := range undecidable {
+				c.printf("[Act] Chain condition undecidable: %s not found — treating as false", v)
+			}
+			if !met {
+				c.printf("[Act] Chain condition not met: %s — skipping %s", st.condition, target)
+				continue
+			}
+		}
+		if gated || w.Confidence < threshold {
+			c.chainBlocked(target, fmt.Sprintf("confidence %.2f below threshold %.2f: primary skill only", w.Confidence, threshold))
+			continue
+		}
+		if len(f.Chain) >= maxDepth {
+			c.printf("[WARN] Chain depth cap (%d) reached; %s and any later chain steps are not run.", maxDepth, target)
+			break
+		}
+		if halted, _ := c.store.HaltExists(cfg.Safety.HaltFile); halted {
+			c.printf("[HALT] HALT file appeared before chain step %s; stopping the chain.", target)
+			c.res.Status, c.res.Reason = StatusHalted, ReasonHalt
+			return
+		}
+		if ran[config.SkillKey(target)] {
+			c.printf("[Act] Chain: %s already ran this cycle; not running it again.", target)
+			continue
+		}
+		if !cfg.Safety.Allowed(target) {
+			c.printf("[Act] SAFETY: chain %s not in allowlist. Skipping.", target)
+			c.chainBlocked(target, "not in safety.skill_allowlist")
+			continue
+		}
+		tct, _ := contract.Load(c.store.Root, cfg, target)
+		if c.createsPRs(target, tct) {
+			if cfg.ProgressiveComplex.CurrentLevel < 3 || !cfg.Implementation.Enabled {
+				c.printf("[Act] SAFETY: chain %s requires Level 3 + implementation.enabled. Skipping.", target)
+				c.chainBlocked(target, "requires level 3 and implementation.enabled")
+				continue
+			}
+			if c.prsCreated >= cfg.Safety.MaxPRsPerCycle {
+				c.printf("[Act] SAFETY: max_prs_per_cycle (%d) reached. Skipping %s.", cfg.Safety.MaxPRsPerCycle, target)
+				c.chainBlocked(target, "max_prs_per_cycle reached")
+				continue
+			}
+		}
+		if st.legacy {
+			c.printf("[Act] Chain (legacy): %s starting...", target)
+		} else {
+			c.printf("[Act] Chain trigger: %s → %s starting...", st.condition, target)
+		}
+		ran[config.SkillKey(target)] = true
+		run := c.runSkill(ctx, obs, c.domainOf(target, w.Domain), target, w.Confidence, "")
+		f.Chain = append(f.Chain, target)
+		f.CostUSD += run.cost
+		if !c.absorbFailure(f, run, false) {
+			if run.halted || run.canceled {
+				return
+			}
+			continue
+		}
+		c.snap.State.ConsecutiveSilentFailures = 0
+		f.HadOutput = f.HadOutput || run.hadOutput
+		if run.pr != nil {
+			c.prsCreated++
+			if f.PRNumber == nil {
+				f.PRNumber = run.pr
+				tier := 3
+				f.RiskTier = &tier
+			}
+			if c.prsCreated > cfg.Safety.MaxPRsPerCycle {
+				c.printf("[WARN] %s opened PR #%d beyond max_prs_per_cycle: it stays a draft for human review.", target, *run.pr)
+				c.memo = append(c.memo, state.Memo{Timestamp: state.FormatTime(c.now), Cycle: c.res.Cycle, Type: "safety_violation",
+					Message: "max_prs_per_cycle exceeded"})
+			}
+		}
+		c.printf("[Act] Chain: %s completed.", target)
+		if !st.legacy {
+			queue = append(queue, c.triggersOf(run)...)
+		}
+	}
+	c.printf("[Act] Chain summary: %d skills executed: %v", len(f.Chain), chainOrNone(f.Chain))
+}
+
+func chainOrNone(ch []string) any {
+	if len(ch) == 0 {
+		return "none"
+	}
+	return ch
+}
+
+func (c *cycle) triggersOf(r skillRun) []chainStep {
+	var out []chainStep
+	for _, t := range r.contract.ChainTriggers {
+		out = append(out, chainStep{target: t.Target, condition: t.Condition, from: r})
+	}
+	return out
+}
+
+func (c *cycle) chainBlocked(target, why string) {
+	c.addGap("chain_blocked_"+config.SkillKey(target), "chain_gap", "Chain to "+target+" blocked: "+why)
+}
+
+// createsPRs reports whether a skill opens pull requests: the
+// implementation skill, or a contract that is not read-only or names a
+// branch prefix.
+func (c *cycle) createsPRs(skill string, ct contract.Contract) bool {
+	if config.SkillKey(skill) == config.SkillKey(c.cfg.Implementation.PrimarySkill) {
+		return true
+	}
+	if ct.Safety.ReadOnly != nil && !*ct.Safety.ReadOnly {
+		return true
+	}
+	return ct.Safety.BranchPrefix != ""
+}
+
+// domainOf is the domain whose primary skill is skill, else fallback.
+func (c *cycle) domainOf(skill, fallback string) string {
+	for _, d := range c.cfg.Domains {
+		if config.SkillKey(d.PrimarySkill) == config.SkillKey(skill) {
+			return d.Name
+		}
+	}
+	return fallback
 }
 
 func urgentSet(as []state.Alert) map[string]bool {
@@ -138,13 +437,11 @@ func urgentSet(as []state.Alert) map[string]bool {
 // skillFailed records an execution error (4-B): a skill gap, the silent
 // failure counter, and the HALT once it reaches max_silent_failures. The
 // cycle still completes Step 6 so the failure is recorded.
-func (c *cycle) skillFailed(f *record.Facts, skill, msg string) {
-	f.Result, f.Error = "error", msg
-	c.res.SkillError = msg
+func (c *cycle) skillFailed(skill, msg string) {
 	c.addGap("execution_error_"+config.SkillKey(skill), "execution_failure", msg)
 	st := &c.snap.State
 	st.ConsecutiveSilentFailures++
-	if max := c.cfg.Safety.MaxSilentFailures; max > 0 && st.ConsecutiveSilentFailures >= max {
+	if max := c.cfg.Safety.MaxSilentFailures; max > 0 && st.ConsecutiveSilentFailures >= max && !c.res.HaltCreated {
 		reason := fmt.Sprintf("%d consecutive skill executions failed. Unattended operation paused for human review. Delete this file to resume.", st.ConsecutiveSilentFailures)
 		if err := c.store.WriteHalt(c.cfg.Safety.HaltFile, reason, c.now); err != nil {
 			c.printf("[WARN] could not create the HALT file: %v", err)
@@ -155,8 +452,9 @@ func (c *cycle) skillFailed(f *record.Facts, skill, msg string) {
 	}
 }
 
-// recordDomainRun keeps the engine's own record of when it ran a domain's
-// skill, so a skill that never writes its state file cannot win forever.
+// recordDomainRun keeps the engine's own record of when it ran (or tried
+// to run) a domain's skill, so a skill that never writes its state file,
+// or cannot run, cannot win forever.
 func (c *cycle) recordDomainRun(domain string) {
 	st := &c.snap.State
 	if st.DomainLastRun == nil {

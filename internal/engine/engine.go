@@ -111,6 +111,9 @@ type cycle struct {
 	phases map[string]string
 	obs    *observe.Observation
 	ori    orient.Orientation
+	// prsCreated counts the PRs opened this cycle (4-C), which the chain
+	// gate checks against max_prs_per_cycle.
+	prsCreated int
 }
 
 type gap struct{ name, typ, detail string }
@@ -434,7 +437,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		c.res.Status, c.res.Reason = StatusHalted, ReasonHalt
 		return c.abandon()
 	}
-	c.execute(ctx, &f, obs, w)
+	c.execute(ctx, &f, obs, w, dec.Gated || dec.Guidance == decide.GuidanceCriticalAlert)
 	return c.finish(f, dec)
 }
 

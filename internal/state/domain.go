@@ -272,3 +272,60 @@ func (s *Store) ReadActiveContext(rel string) (json.RawMessage, time.Time, error
 	}
 	return json.RawMessage(b), st.ModTime(), nil
 }
+
+// RotationCursor is agent/state/<domain>/rotation_cursor.json (4-B).
+type RotationCursor struct {
+	Cursor      int     `json:"cursor"`
+	LastUpdated *string `json:"last_updated"`
+	FocusItem   *string `json:"focus_item"`
+	Extra       Extra   `json:"-"`
+}
+
+// UnmarshalJSON keeps unknown keys.
+func (r *RotationCursor) UnmarshalJSON(b []byte) error {
+	type alias RotationCursor
+	return unmarshalKeep(b, (*alias)(r), &r.Extra)
+}
+
+// MarshalJSON writes unknown keys back.
+func (r RotationCursor) MarshalJSON() ([]byte, error) {
+	type alias RotationCursor
+	return marshalKeep(alias(r), r.Extra)
+}
+
+// RotationCursorPath is agent/state/<domain>/rotation_cursor.json.
+func (s *Store) RotationCursorPath(domain string) string {
+	return filepath.Join(s.Root, "agent", "state", domain, "rotation_cursor.json")
+}
+
+// ReadRotationCursor reads a domain's rotation cursor; a missing or
+// invalid file is cursor 0 (4-B), with the decode error returned for a
+// warning.
+func (s *Store) ReadRotationCursor(domain string) (RotationCursor, error) {
+	b, err := os.ReadFile(s.RotationCursorPath(domain))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return RotationCursor{}, nil
+		}
+		return RotationCursor{}, err
+	}
+	var rc RotationCursor
+	if err := json.Unmarshal(b, &rc); err != nil {
+		return RotationCursor{}, fmt.Errorf("rotation cursor %s: %w", s.RotationCursorPath(domain), err)
+	}
+	return rc, nil
+}
+
+// SaveRotationCursor writes a domain's rotation cursor atomically.
+func (s *Store) SaveRotationCursor(domain string, rc RotationCursor) error {
+	b, err := json.MarshalIndent(rc, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := s.RotationCursorPath(domain)
+	if err := WriteFileAtomic(p, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	s.written[p] = true
+	return nil
+}

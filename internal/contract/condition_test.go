@@ -1,12 +1,10 @@
-package act
+package contract
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/ooda-loop/ooda/internal/contract"
 )
 
 func lookupIn(m map[string]any) Lookup {
@@ -69,7 +67,7 @@ func TestStep4B_OriginalContractConditionsParse(t *testing.T) {
 	n := 0
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
-		c, err := contract.Parse(b)
+		c, err := Parse(b)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -1,4 +1,4 @@
-package act
+package contract
 
 import (
 	"fmt"
