@@ -152,7 +152,7 @@ configuration error, 3 halted.`,
 	pf.BoolVar(&g.json, "json", false, "print exactly one JSON document on stdout; human output goes to stderr")
 	pf.BoolVar(&g.noColor, "no-color", false, "plain output (also when stdout is not a terminal or NO_COLOR is set)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.AddCommand(newCycleCmd(g), newHaltCmd(g), newResumeCmd(g), newInitCmd(g), newConfigCmd(g), newDemoCmd(g))
+	root.AddCommand(newCycleCmd(g), newHaltCmd(g), newResumeCmd(g), newInitCmd(g), newConfigCmd(g), newDemoCmd(g), newSkillCmd(g))
 	return root
 }
 

@@ -130,8 +130,10 @@ func tokenize(src string) ([]string, error) {
 			toks = append(toks, "'"+string(rs[i+1:j])+"'")
 			i = j + 1
 		case strings.ContainsRune("<>=!", r):
+			// A whole run of operator characters is one token, so that a
+			// typo such as "=>" is reported as written.
 			j := i + 1
-			if j < len(rs) && rs[j] == '=' {
+			for j < len(rs) && strings.ContainsRune("<>=!", rs[j]) {
 				j++
 			}
 			toks = append(toks, string(rs[i:j]))
