@@ -93,7 +93,7 @@ func runInit(g *globals, o initOptions) error {
 			return err
 		}
 	}
-	added, err := ensureGitignore(root, []string{"agent/state/evolve/.lock", config.Default().Safety.HaltFile})
+	added, err := ensureGitignore(root, []string{"agent/state/evolve/.lock", "agent/state/evolve/runs/", config.Default().Safety.HaltFile})
 	if err != nil {
 		return err
 	}

@@ -104,6 +104,10 @@ func (c *Config) MissionSet() bool { return strings.TrimSpace(c.Mission) != "" }
 // CommitState reports git.commit_state (default true).
 func (c *Config) CommitState() bool { return c.Git.CommitState == nil || *c.Git.CommitState }
 
+// PushState reports git.push (default true): push the state commit when a
+// remote exists.
+func (c *Config) PushState() bool { return c.Git.Push == nil || *c.Git.Push }
+
 // SkillNames returns the keys of config.skills, sorted, so that every
 // lookup by normalised name ("/x" and "x" are one skill) resolves the same
 // way on every run.

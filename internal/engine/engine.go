@@ -60,6 +60,9 @@ type Options struct {
 	Clock    clock.Clock
 	DryRun   bool
 	Registry *act.Registry
+	// Runner starts the processes the engine itself needs (git); skills
+	// run through their executors. Default: the real runner.
+	Runner proc.Runner
 	// Out receives the human-readable progress lines.
 	Out    io.Writer
 	Logger *slog.Logger
@@ -82,6 +85,9 @@ type Result struct {
 	WinnerChain    []string
 	SkillError     string
 	StateCorrupted []string
+	// Committed and Pushed report Step 6-D.
+	Committed bool
+	Pushed    bool
 }
 
 // ExitCode maps a result to the CLI exit code (0 success or skip, 3 halted).
@@ -109,6 +115,7 @@ type cycle struct {
 	gaps   []gap
 	memo   []state.Memo
 	phases map[string]string
+	ctx    context.Context
 	obs    *observe.Observation
 	ori    orient.Orientation
 	// prsCreated counts the PRs opened this cycle (4-C), which the chain
@@ -133,6 +140,9 @@ func RunCycle(ctx context.Context, opts Options) (res Result, err error) {
 	}
 	if opts.Registry == nil {
 		opts.Registry = act.NewRegistry()
+	}
+	if opts.Runner == nil {
+		opts.Runner = proc.Exec{}
 	}
 	c := &cycle{opts: opts, out: opts.Out, log: opts.Logger.With("component", "engine"), res: &res, start: time.Now()}
 	c.now = opts.Clock.Now().UTC()
@@ -159,6 +169,7 @@ func (c *cycle) printf(format string, a ...any) { fmt.Fprintf(c.out, format+"\n"
 func (c *cycle) note(s string) { c.res.Notes = append(c.res.Notes, s) }
 
 func (c *cycle) run(ctx context.Context) (Result, error) {
+	c.ctx = ctx
 	opts := c.opts
 	root := opts.Project
 	if root == "" {

@@ -143,6 +143,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		return *c.res, err
 	}
 	c.printf("[Record] Cycle #%d recorded: %s (%s, quality %.3f).", f.Cycle, orDash(f.Domain), resultType, quality)
+	c.commitState(c.ctx, f, resultType)
 	if len(c.gaps) > 0 {
 		names := make([]string, 0, len(c.gaps))
 		for _, g := range c.gaps {
