@@ -40,6 +40,7 @@ type Config struct {
 	Skills               map[string]SkillSpec `json:"skills,omitempty"`
 	Agent                Agent                `json:"agent"`
 	Git                  Git                  `json:"git"`
+	Forge                Forge                `json:"forge"`
 	Session              Session              `json:"session"`
 	Judge                Judge                `json:"judge"`
 	DeployWorkflow       json.RawMessage      `json:"deploy_workflow,omitempty"`
@@ -453,6 +454,15 @@ type Agent struct {
 type Git struct {
 	CommitState *bool `json:"commit_state,omitempty"`
 	Push        *bool `json:"push,omitempty"`
+}
+
+// Forge is config.forge (our extension): where pull requests come from.
+type Forge struct {
+	Provider      string `json:"provider"`
+	Repo          string `json:"repo,omitempty"`
+	APIURL        string `json:"api_url"`
+	DefaultBranch string `json:"default_branch,omitempty"`
+	Timeout       string `json:"timeout"`
 }
 
 // Session is config.session (our extension, SPEC-NOTES §8).

@@ -61,6 +61,7 @@ func Default() *Config {
 			MaxPerDay: 2, GapWeight: 30.0, CostLimitUSD: 0.5, LockUntilBar: true,
 		},
 		GoalCompletionIdle: true,
+		Forge:              Forge{Provider: "auto", APIURL: "https://api.github.com", Timeout: "30s"},
 		Session:            Session{OscillationThreshold: 3, StagnationWindow: 3, RegressionWindow: 3, MaxIterations: 100},
 	}
 }

@@ -27,6 +27,7 @@ const (
 	OutcomesFile    = "outcomes.json"
 	ChangelogFile   = "CHANGELOG.md"
 	CycleLogFile    = "cycle_log.jsonl"
+	CheckpointsFile = "checkpoints.json"
 	LockFile        = ".lock"
 )
 
@@ -98,6 +99,7 @@ type Snapshot struct {
 	SkillGaps   SkillGaps
 	Metrics     Metrics
 	Outcomes    Outcomes
+	Checkpoints Checkpoints
 	// CostLedger is nil when the file is missing (1-A creates it).
 	CostLedger *CostLedger
 	// StateFound is false for a project that never ran a cycle.
@@ -129,6 +131,7 @@ func (s *Store) Load() (*Snapshot, error) {
 	read(SkillGapsFile, &snap.SkillGaps)
 	read(MetricsFile, &snap.Metrics)
 	read(OutcomesFile, &snap.Outcomes)
+	read(CheckpointsFile, &snap.Checkpoints)
 	var ledger CostLedger
 	found, lerr := s.readJSON(CostLedgerFile, &ledger)
 	switch {
@@ -258,6 +261,29 @@ func (s *Store) SaveOutcomes(v Outcomes) error {
 	return s.writeJSON(OutcomesFile, v)
 }
 
+// SaveCheckpoints writes checkpoints.json.
+func (s *Store) SaveCheckpoints(v Checkpoints) error { return s.writeJSON(CheckpointsFile, v) }
+
+// RawEvolveFile returns an evolve file's bytes (nil when missing), for a
+// checkpoint that keeps a file exactly as it was.
+func (s *Store) RawEvolveFile(name string) ([]byte, error) {
+	b, err := os.ReadFile(s.EvolvePath(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// RestoreEvolveFile writes bytes kept by a checkpoint back, atomically.
+func (s *Store) RestoreEvolveFile(name string, b []byte) error {
+	p := s.EvolvePath(name)
+	if err := WriteFileAtomic(p, b, 0o644); err != nil {
+		return err
+	}
+	s.written[p] = true
+	return nil
+}
+
 // AppendCycleLog appends one line to cycle_log.jsonl. The log is never read
 // whole, truncated or rewritten by a cycle.
 func (s *Store) AppendCycleLog(line any) error {
@@ -330,6 +356,8 @@ func (s *Store) Reset(name string) error {
 		return s.SaveMetrics(Metrics{})
 	case OutcomesFile:
 		return s.SaveOutcomes(Outcomes{})
+	case CheckpointsFile:
+		return s.SaveCheckpoints(Checkpoints{})
 	}
 	return fmt.Errorf("reset %s: not a resettable state file", name)
 }

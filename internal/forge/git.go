@@ -1,0 +1,724 @@
+package forge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ClosedRefPrefix is where a plain-git project records that a branch was
+// rejected, git having no notion of a closed pull request:
+//
+//	git update-ref refs/ooda/closed/<branch> <commit>
+//
+// marks <branch> closed (usually with the branch's tip as <commit>, whose
+// committer date then stands for the closing time, since git records no
+// time for a ref update). The branch may be deleted afterwards and is still
+// reported closed; `git update-ref -d refs/ooda/closed/<branch>` reopens it.
+const ClosedRefPrefix = "refs/ooda/closed/"
+
+// BranchTrailer is the trailer MergeSquash writes into a squash commit so
+// the merge can be recognised after the branch's own commits are gone from
+// the default branch's history (a squash commit is a new commit).
+const BranchTrailer = "Ooda-Branch"
+
+// GitOptions configure NewGit.
+type GitOptions struct {
+	// Dir is the repository's working tree.
+	Dir string
+	// DefaultBranch is the branch PRs merge into. Empty means the target of
+	// <Remote>/HEAD when the remote has one, else "main" when it exists
+	// (locally or on the remote), else "master".
+	DefaultBranch string
+	// BranchPrefixes select the branches that are PRs, e.g.
+	// "auto/scan-health/". With none, the project has no PRs.
+	BranchPrefixes []string
+	// Remote is the remote whose tracking branches
+	// (refs/remotes/<Remote>/<prefix>…) count as PRs too; empty means
+	// "origin". A remote that does not exist simply contributes nothing.
+	Remote string
+}
+
+// Git is the Forge of a project without a hosting service: a pull request
+// is a branch under one of the branch prefixes, found among the local
+// branches and the remote-tracking branches of one remote.
+//
+// A branch is merged when its tip is reachable from the default branch
+// (a fast-forward or merge-commit merge) or when a commit on the default
+// branch names it with "(branch <name>)" or an Ooda-Branch trailer (a
+// squash merge, as MergeSquash makes). Merged wins over closed: history,
+// not a marker, says what is on the default branch. A branch with no
+// commit of its own is therefore merged, as there is nothing to review.
+// A branch under ClosedRefPrefix is closed; every other one is open.
+//
+// The provider never fetches: it sees the remote as of the last fetch.
+type Git struct {
+	dir           string
+	bin           string
+	defaultBranch string
+	prefixes      []string
+	remote        string
+}
+
+var _ Forge = (*Git)(nil)
+
+// NewGit checks opts and finds the git binary. The repository itself is
+// read by each call, so a repository that changes between cycles (a new
+// remote, a renamed default branch) is seen as it is.
+func NewGit(opts GitOptions) (*Git, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("git forge: no repository directory")
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("git forge: %w", err)
+	}
+	remote := opts.Remote
+	if remote == "" {
+		remote = "origin"
+	}
+	if !safeRefPart(remote) || strings.Contains(remote, "/") {
+		return nil, fmt.Errorf("git forge: invalid remote name %q", opts.Remote)
+	}
+	if opts.DefaultBranch != "" && !safeRefPart(opts.DefaultBranch) {
+		return nil, fmt.Errorf("git forge: invalid default branch %q", opts.DefaultBranch)
+	}
+	var prefixes []string
+	for _, p := range opts.BranchPrefixes {
+		if p == "" || strings.HasPrefix(p, "refs/") || !safeRefPart(strings.TrimSuffix(p, "/")) {
+			return nil, fmt.Errorf("git forge: invalid branch prefix %q", p)
+		}
+		prefixes = append(prefixes, p)
+	}
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return nil, fmt.Errorf("git forge: %w", err)
+	}
+	return &Git{dir: dir, bin: bin, defaultBranch: opts.DefaultBranch, prefixes: prefixes, remote: remote}, nil
+}
+
+// safeRefPart rejects what git forbids in a ref name and anything that an
+// argv could mistake for an option.
+func safeRefPart(s string) bool {
+	if s == "" || strings.HasPrefix(s, "-") || strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") ||
+		strings.HasSuffix(s, ".") || strings.Contains(s, "..") || strings.Contains(s, "//") || strings.Contains(s, "@{") {
+		return false
+	}
+	for _, r := range s {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune("~^:?*[\\", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// Name identifies the provider in logs.
+func (g *Git) Name() string { return "git" }
+
+// BranchNumber is the PR number of a branch: FNV-1a (32 bit) of the branch
+// name, modulo 1,000,000, plus 1. It depends on the name alone, so it is
+// the same in every clone and on every run, and it stays within six
+// digits. Two of the few branches a project has colliding is negligible
+// (about n²/2,000,000 for n branches); should it happen, the branch whose
+// name sorts first answers to the number.
+func BranchNumber(branch string) int {
+	h := fnv.New32a()
+	h.Write([]byte(branch))
+	return int(h.Sum32()%1_000_000) + 1
+}
+
+// gitView is one reading of the refs that matter.
+type gitView struct {
+	defName  string
+	primary  string   // the default branch's ref: local if it exists, else remote-tracking
+	defaults []string // every existing ref of the default branch, primary first
+	local    map[string]string
+	remote   map[string]string
+	closed   map[string]string
+}
+
+func (g *Git) view(ctx context.Context) (*gitView, error) {
+	out, err := g.run(ctx, "for-each-ref", "--format=%(refname)%00%(objectname)",
+		"refs/heads", "refs/remotes/"+g.remote, strings.TrimSuffix(ClosedRefPrefix, "/"))
+	if err != nil {
+		return nil, err
+	}
+	v := &gitView{local: map[string]string{}, remote: map[string]string{}, closed: map[string]string{}}
+	remotePrefix := "refs/remotes/" + g.remote + "/"
+	for _, line := range strings.Split(out, "\n") {
+		ref, sha, ok := strings.Cut(line, "\x00")
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(ref, "refs/heads/"):
+			v.local[strings.TrimPrefix(ref, "refs/heads/")] = sha
+		case strings.HasPrefix(ref, remotePrefix):
+			if name := strings.TrimPrefix(ref, remotePrefix); name != "HEAD" {
+				v.remote[name] = sha
+			}
+		case strings.HasPrefix(ref, ClosedRefPrefix):
+			v.closed[strings.TrimPrefix(ref, ClosedRefPrefix)] = sha
+		}
+	}
+	v.defName = g.defaultBranch
+	if v.defName == "" {
+		v.defName = g.detectDefault(ctx, v)
+	}
+	if _, ok := v.local[v.defName]; ok {
+		v.defaults = append(v.defaults, "refs/heads/"+v.defName)
+	}
+	if _, ok := v.remote[v.defName]; ok {
+		v.defaults = append(v.defaults, remotePrefix+v.defName)
+	}
+	if len(v.defaults) == 0 {
+		return nil, fmt.Errorf("git forge: default branch %q not found in %s", v.defName, g.dir)
+	}
+	v.primary = v.defaults[0]
+	return v, nil
+}
+
+func (g *Git) detectDefault(ctx context.Context, v *gitView) string {
+	prefix := "refs/remotes/" + g.remote + "/"
+	if out, err := g.run(ctx, "symbolic-ref", "--quiet", prefix+"HEAD"); err == nil {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(out), prefix); ok && name != "" {
+			return name
+		}
+	}
+	_, local := v.local["main"]
+	_, remote := v.remote["main"]
+	if local || remote {
+		return "main"
+	}
+	return "master"
+}
+
+func (g *Git) underPrefix(branch string) bool {
+	for _, p := range g.prefixes {
+		if strings.HasPrefix(branch, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// gitPR is a classified branch and where its commits are.
+type gitPR struct {
+	PR
+	tip string // "" for a deleted branch known only from its squash commit
+}
+
+// squashCommit is the newest squash merge of a branch on the default
+// branch: after a revert and a new merge, the newer merge is the one that
+// stands.
+type squashCommit struct {
+	sha, subject string
+	at           time.Time
+}
+
+var branchMention = regexp.MustCompile(`\(branch ([^\s()]+)\)`)
+
+// squashMerges finds squash commits by their "(branch X)" subject suffix
+// or Ooda-Branch trailer, skipping reverts, which quote the subject.
+func (g *Git) squashMerges(ctx context.Context, v *gitView) (map[string]squashCommit, error) {
+	args := []string{"log", "--fixed-strings", "--grep=(branch ", "--grep=" + BranchTrailer + ":",
+		"--format=%H%x1f%ct%x1f%B%x1e"}
+	args = append(args, v.defaults...)
+	out, err := g.run(ctx, append(args, "--")...)
+	if err != nil {
+		return nil, err
+	}
+	found := map[string]squashCommit{}
+	for _, rec := range strings.Split(out, "\x1e") {
+		f := strings.SplitN(strings.TrimLeft(rec, "\n"), "\x1f", 3)
+		if len(f) != 3 {
+			continue
+		}
+		msg := f[2]
+		subject, _, _ := strings.Cut(msg, "\n")
+		if strings.HasPrefix(subject, `Revert "`) {
+			continue
+		}
+		c := squashCommit{sha: f[0], subject: subject, at: unixTime(f[1])}
+		var names []string
+		for _, m := range branchMention.FindAllStringSubmatch(msg, -1) {
+			names = append(names, m[1])
+		}
+		for _, line := range strings.Split(msg, "\n") {
+			if name, ok := strings.CutPrefix(strings.TrimSpace(line), BranchTrailer+":"); ok {
+				names = append(names, strings.TrimSpace(name))
+			}
+		}
+		for _, n := range names {
+			// git log lists newest first: keep the first sighting.
+			if _, seen := found[n]; !seen && n != "" {
+				found[n] = c
+			}
+		}
+	}
+	return found, nil
+}
+
+// classify reads every PR branch and decides its state.
+func (g *Git) classify(ctx context.Context, v *gitView) ([]gitPR, error) {
+	squashed, err := g.squashMerges(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, m := range []map[string]string{v.local, v.remote, v.closed} {
+		for n := range m {
+			if n != v.defName && g.underPrefix(n) {
+				names[n] = true
+			}
+		}
+	}
+	for n := range squashed {
+		if n != v.defName && g.underPrefix(n) {
+			names[n] = true
+		}
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+
+	var prs []gitPR
+	for _, name := range sorted {
+		tip := v.local[name]
+		if tip == "" {
+			tip = v.remote[name]
+		}
+		if tip == "" {
+			tip = v.closed[name]
+		}
+		p := gitPR{PR: PR{Number: BranchNumber(name), HeadRef: name, State: StateOpen}, tip: tip}
+		if tip == "" {
+			// Deleted after its squash merge: only the squash commit is
+			// left, and it does not say when the branch was started.
+			sq := squashed[name]
+			p.State, p.Merged, p.Closed, p.MergeSHA = StateMerged, sq.at, sq.at, sq.sha
+			p.Title = strings.TrimSpace(strings.TrimSuffix(sq.subject, "(branch "+name+")"))
+			prs = append(prs, p)
+			continue
+		}
+		if err := g.describe(ctx, v, &p); err != nil {
+			return nil, err
+		}
+		merged, err := g.mergedInto(ctx, v, &p)
+		if err != nil {
+			return nil, err
+		}
+		switch sq, ok := squashed[name]; {
+		case merged:
+		case ok:
+			p.State, p.Merged, p.Closed, p.MergeSHA = StateMerged, sq.at, sq.at, sq.sha
+		case v.closed[name] != "":
+			p.State = StateClosed
+			at, err := g.commitTime(ctx, v.closed[name])
+			if err != nil {
+				return nil, err
+			}
+			p.Closed = at
+		}
+		prs = append(prs, p)
+	}
+	return prs, nil
+}
+
+// describe sets the title (the tip's subject) and the creation time (the
+// author date of the oldest commit on the branch that is not on the
+// default branch; the tip's, when there is none).
+func (g *Git) describe(ctx context.Context, v *gitView, p *gitPR) error {
+	const format = "--format=%H%x1f%at%x1f%ct%x1f%s%x1e"
+	out, err := g.run(ctx, "log", format, v.primary+".."+p.tip, "--")
+	if err != nil {
+		return err
+	}
+	commits := parseRecords(out, 4)
+	if len(commits) == 0 {
+		if out, err = g.run(ctx, "log", "-1", format, p.tip, "--"); err != nil {
+			return err
+		}
+		if commits = parseRecords(out, 4); len(commits) == 0 {
+			return fmt.Errorf("git forge: cannot read commit %s of %s", p.tip, p.HeadRef)
+		}
+	}
+	p.Title = commits[0][3]
+	p.Created = unixTime(commits[len(commits)-1][1])
+	return nil
+}
+
+// mergedInto reports whether the tip is reachable from a ref of the default
+// branch and, if so, sets when and by which commit it got there: the merge
+// commit that has the tip as a second parent, or, for a fast-forward, the
+// tip itself (its committer date then approximates the merge time).
+func (g *Git) mergedInto(ctx context.Context, v *gitView, p *gitPR) (bool, error) {
+	for _, d := range v.defaults {
+		_, err := g.run(ctx, "merge-base", "--is-ancestor", p.tip, d)
+		if exitCode(err) == 1 {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		out, err := g.run(ctx, "rev-list", "--ancestry-path", "--parents", p.tip+".."+d, "--")
+		if err != nil {
+			return false, err
+		}
+		mergeSHA := p.tip
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			// Listed newest first, so the last match is the first merge.
+			if len(f) > 2 && containsString(f[2:], p.tip) {
+				mergeSHA = f[0]
+			}
+		}
+		at, err := g.commitTime(ctx, mergeSHA)
+		if err != nil {
+			return false, err
+		}
+		p.State, p.Merged, p.Closed, p.MergeSHA = StateMerged, at, at, mergeSHA
+		return true, nil
+	}
+	return false, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *Git) commitTime(ctx context.Context, rev string) (time.Time, error) {
+	out, err := g.run(ctx, "log", "-1", "--format=%ct", rev, "--")
+	if err != nil {
+		return time.Time{}, err
+	}
+	return unixTime(strings.TrimSpace(out)), nil
+}
+
+// parseRecords splits \x1e-terminated records of n \x1f-separated fields.
+func parseRecords(out string, n int) [][]string {
+	var recs [][]string
+	for _, rec := range strings.Split(out, "\x1e") {
+		f := strings.SplitN(strings.TrimLeft(rec, "\n"), "\x1f", n)
+		if len(f) == n {
+			recs = append(recs, f)
+		}
+	}
+	return recs
+}
+
+func unixTime(s string) time.Time {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Unix(n, 0).UTC()
+}
+
+// Status lists the PR branches: open ones newest first, the 5 most
+// recently merged and closed ones. A plain-git project has no issues.
+func (g *Git) Status(ctx context.Context) (Status, error) {
+	v, err := g.view(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	prs, err := g.classify(ctx, v)
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{Open: []PR{}, Merged: []PR{}, Closed: []PR{}, Issues: []Issue{}}
+	for _, p := range prs {
+		switch p.State {
+		case StateOpen:
+			st.Open = append(st.Open, p.PR)
+		case StateMerged:
+			st.Merged = append(st.Merged, p.PR)
+		case StateClosed:
+			st.Closed = append(st.Closed, p.PR)
+		}
+	}
+	sort.SliceStable(st.Open, func(i, j int) bool { return st.Open[i].Created.After(st.Open[j].Created) })
+	st.Merged = newest(st.Merged, func(p PR) time.Time { return p.Merged })
+	st.Closed = newest(st.Closed, func(p PR) time.Time { return p.Closed })
+	return st, nil
+}
+
+// find classifies the branches and returns the one with this number.
+func (g *Git) find(ctx context.Context, number int) (*gitView, gitPR, error) {
+	v, err := g.view(ctx)
+	if err != nil {
+		return nil, gitPR{}, err
+	}
+	prs, err := g.classify(ctx, v)
+	if err != nil {
+		return nil, gitPR{}, err
+	}
+	for _, p := range prs {
+		if p.Number == number {
+			return v, p, nil
+		}
+	}
+	return nil, gitPR{}, fmt.Errorf("git forge: PR #%d: %w", number, ErrNotFound)
+}
+
+// Facts reads a branch's change against the default branch from
+// `git diff --numstat <default>...<branch>`: the change since the branch
+// left the default branch, as a pull request shows it. Renames are listed
+// as a deletion and an addition, so both paths meet the protected-path
+// check; a binary file is changed with 0 lines.
+func (g *Git) Facts(ctx context.Context, number int) (Facts, error) {
+	v, p, err := g.find(ctx, number)
+	if err != nil {
+		return Facts{}, err
+	}
+	args := []string{"diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv"}
+	if p.tip != "" {
+		args = append(args, v.primary+"..."+p.tip)
+	} else {
+		args = append(args, p.MergeSHA+"^", p.MergeSHA)
+	}
+	out, err := g.run(ctx, append(args, "--")...)
+	if err != nil {
+		return Facts{}, err
+	}
+	f := Facts{Number: p.Number, State: p.State, HeadRef: p.HeadRef, Files: []string{}}
+	for _, rec := range strings.Split(out, "\x00") {
+		parts := strings.SplitN(rec, "\t", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		add, _ := strconv.Atoi(parts[0]) // "-" for a binary file
+		del, _ := strconv.Atoi(parts[1])
+		f.Additions += add
+		f.Deletions += del
+		f.Files = append(f.Files, parts[2])
+	}
+	f.ChangedFiles = len(f.Files)
+	return f, nil
+}
+
+// MergeSquash squash-merges an open branch into the default branch of the
+// working tree, as one commit with one parent:
+//
+//	<branch tip subject> (branch <name>)
+//
+//	Ooda-Branch: <name>
+//
+// The working tree must be on the local default branch with no changes to
+// tracked files (untracked files are left alone; git refuses the merge if
+// it would overwrite one). A failed merge is undone. The commit is local:
+// publishing it is the caller's decision.
+func (g *Git) MergeSquash(ctx context.Context, number int) error {
+	v, p, err := g.find(ctx, number)
+	if err != nil {
+		return err
+	}
+	if p.State != StateOpen {
+		return fmt.Errorf("git forge: PR #%d (%s) is %s, not open", number, p.HeadRef, p.State)
+	}
+	head, err := g.run(ctx, "symbolic-ref", "--quiet", "HEAD")
+	if err != nil || strings.TrimSpace(head) != "refs/heads/"+v.defName {
+		return fmt.Errorf("git forge: %s is not on the default branch %q; not merging PR #%d", g.dir, v.defName, number)
+	}
+	dirty, err := g.run(ctx, "status", "--porcelain=v1", "--untracked-files=no", "--ignore-submodules=none")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(dirty) != "" {
+		return fmt.Errorf("git forge: %s has uncommitted changes; not merging PR #%d", g.dir, number)
+	}
+	// merge.ff=only in a user's config would make git refuse --squash.
+	if _, err := g.run(ctx, "-c", "merge.ff=true", "merge", "--squash", "--no-stat", p.tip); err != nil {
+		return g.undoMerge(ctx, fmt.Errorf("git forge: squash-merging PR #%d (%s): %w", number, p.HeadRef, err))
+	}
+	_, err = g.run(ctx, "diff", "--cached", "--quiet")
+	switch {
+	case err == nil:
+		return g.undoMerge(ctx, fmt.Errorf("git forge: PR #%d (%s) changes nothing on %s", number, p.HeadRef, v.defName))
+	case exitCode(err) != 1:
+		return g.undoMerge(ctx, err)
+	}
+	title := p.Title
+	if title == "" {
+		title = p.HeadRef
+	}
+	// --cleanup=whitespace keeps a subject that starts with '#', which the
+	// default cleanup would drop as a comment.
+	if _, err := g.run(ctx, "commit", "--cleanup=whitespace",
+		"-m", title+" (branch "+p.HeadRef+")", "-m", BranchTrailer+": "+p.HeadRef); err != nil {
+		return g.undoMerge(ctx, fmt.Errorf("git forge: committing the squash of PR #%d: %w", number, err))
+	}
+	return nil
+}
+
+// undoMerge returns the clean tree MergeSquash started from.
+func (g *Git) undoMerge(ctx context.Context, cause error) error {
+	// A cancelled ctx must not leave the tree half-merged.
+	if _, err := g.run(context.WithoutCancel(ctx), "reset", "--merge"); err != nil {
+		return fmt.Errorf("%w (and undoing it failed: %v)", cause, err)
+	}
+	return cause
+}
+
+// Reverted reports whether a commit on the default branch since the merge
+// is a revert (subject `Revert "…`) that names the branch, the merge
+// commit (by a 7+ digit prefix, as "This reverts commit …" does) or quotes
+// the merge commit's subject. A PR lacking its branch, merge time or merge
+// commit is looked up by number first.
+func (g *Git) Reverted(ctx context.Context, pr PR) (bool, error) {
+	var v *gitView
+	if pr.HeadRef == "" || pr.Merged.IsZero() || pr.MergeSHA == "" {
+		var p gitPR
+		var err error
+		if v, p, err = g.find(ctx, pr.Number); err != nil {
+			return false, err
+		}
+		if p.State != StateMerged {
+			return false, nil
+		}
+		pr = p.PR
+	} else {
+		var err error
+		if v, err = g.view(ctx); err != nil {
+			return false, err
+		}
+	}
+	subject := ""
+	if out, err := g.run(ctx, "log", "-1", "--format=%s", pr.MergeSHA, "--"); err == nil {
+		subject = strings.TrimSpace(out)
+	}
+	args := []string{"log", "--fixed-strings", "--grep=Revert", "--since=@" + strconv.FormatInt(pr.Merged.Unix(), 10),
+		"--format=%H%x1f%B%x1e"}
+	args = append(args, v.defaults...)
+	out, err := g.run(ctx, append(args, "--")...)
+	if err != nil {
+		return false, err
+	}
+	for _, rec := range parseRecords(out, 2) {
+		msg := rec[1]
+		if !strings.HasPrefix(msg, `Revert "`) {
+			continue
+		}
+		if mentionsBranch(msg, pr.HeadRef) || mentionsSHA(msg, pr.MergeSHA) ||
+			subject != "" && strings.HasPrefix(msg, `Revert "`+subject+`"`) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// mentionsBranch finds the branch name as a whole word, so auto/x is not
+// found in auto/x-2. A '.' ends the name when punctuation follows, since a
+// ref name cannot end with one.
+func mentionsBranch(msg, name string) bool {
+	if name == "" {
+		return false
+	}
+	inName := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_./", c) >= 0
+	}
+	for i := 0; ; {
+		j := strings.Index(msg[i:], name)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(name)
+		before := start == 0 || !inName(msg[start-1])
+		after := end == len(msg) || !inName(msg[end]) ||
+			msg[end] == '.' && (end+1 == len(msg) || !inName(msg[end+1]))
+		if before && after {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+// gitError is a git command that failed; it quotes git's own complaint.
+type gitError struct {
+	args   []string
+	code   int
+	stderr string
+	err    error
+}
+
+func (e *gitError) Error() string {
+	s := "git " + strings.Join(e.args, " ") + ": " + e.err.Error()
+	if e.stderr != "" {
+		s += ": " + e.stderr
+	}
+	return s
+}
+
+func (e *gitError) Unwrap() error { return e.err }
+
+// exitCode is the exit status of a failed git command, 0 for nil and -1
+// when git did not run to completion.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ge *gitError
+	if errors.As(err, &ge) {
+		return ge.code
+	}
+	return -1
+}
+
+// run runs git in the repository and returns its standard output.
+func (g *Git) run(ctx context.Context, args ...string) (string, error) {
+	// log.showSignature would mix gpg output into parsed log output.
+	argv := append([]string{"-c", "log.showSignature=false", "-C", g.dir}, args...)
+	cmd := exec.CommandContext(ctx, g.bin, argv...)
+	cmd.Env = gitEnv()
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err == nil {
+		return stdout.String(), nil
+	}
+	code := -1
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ctx.Err() == nil {
+		code = ee.ExitCode()
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		err = ctxErr
+	}
+	return stdout.String(), &gitError{args: args, code: code, stderr: clip(stderr.String()), err: err}
+}
+
+// gitEnv is the caller's environment without the variables that would
+// point git at another repository than Dir (as set inside a git hook),
+// with prompts off (a cycle has no one to answer them) and without the
+// optional index lock, so a status does not get in a user's way.
+func gitEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+			"GIT_NAMESPACE", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+}

@@ -1,0 +1,326 @@
+package orient
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// PR is the part of a forge pull request Orient reads.
+type PR struct {
+	Number  int
+	HeadRef string
+	Draft   bool
+	Merged  time.Time
+	Closed  time.Time
+}
+
+// HoldWindow is how long a merge must survive unreverted to count as held
+// (2-B4).
+const HoldWindow = 48 * time.Hour
+
+// OutcomeInput is what re-orienting from PR outcomes reads.
+type OutcomeInput struct {
+	Now    time.Time
+	Config *config.Config
+	// Confidence is the confidence per domain before this step.
+	Confidence map[string]float64
+	Open       []PR
+	Merged     []PR
+	Closed     []PR
+	Log        []state.DecisionEntry
+	Counted    []int
+	Outcomes   []state.Outcome
+	// Reverted holds the forge's answer for merged outcomes past the hold
+	// window (keyed by PR number); a PR absent here is not decided yet.
+	Reverted map[int]bool
+	Queue    state.ActionQueue
+	// LastRun is when each domain last ran (zero: never).
+	LastRun map[string]time.Time
+}
+
+// ConfidenceChange is one PR outcome that moved a domain's confidence.
+type ConfidenceChange struct {
+	PR      int     `json:"pr"`
+	Domain  string  `json:"domain"`
+	Outcome string  `json:"outcome"` // merged or rejected
+	Delta   float64 `json:"confidence_delta"`
+	Before  float64 `json:"before"`
+	After   float64 `json:"after"`
+}
+
+// Annotation is a 2-B4 back-annotation of an earlier cycle's outcome.
+type Annotation struct {
+	CycleID     int     `json:"cycle_id"`
+	PR          int     `json:"pr_number"`
+	ResultType  string  `json:"result_type"`
+	QualityMult float64 `json:"quality_multiplier"`
+}
+
+// OutcomeResult is what the PR outcomes changed.
+type OutcomeResult struct {
+	Confidence  map[string]float64
+	Changes     []ConfidenceChange
+	Counted     []int
+	Outcomes    []state.Outcome
+	Annotations []Annotation
+	Queue       state.ActionQueue
+	QueueMoves  []string
+	Memos       []state.Memo
+	// StaleAfterChange lists domains with a merged PR that have not run
+	// since, for longer than signals.stale_after_change_hours (3-B).
+	StaleAfterChange map[string]bool
+	// OpenDraftImpl counts open draft PRs on the implementation branch
+	// prefix (the 3-A2 open-PR penalty).
+	OpenDraftImpl int
+	Notes         []string
+}
+
+// DomainOfBranch matches a PR's head branch to a domain by branch_prefix
+// (the longest prefix wins); the implementation prefix maps to the
+// implementation domain when it is enabled. "" when nothing matches.
+func DomainOfBranch(cfg *config.Config, branch string) string {
+	best, bestLen := "", 0
+	for _, d := range cfg.Domains {
+		if p := d.BranchPrefix; p != "" && strings.HasPrefix(branch, p) && len(p) > bestLen {
+			best, bestLen = d.Name, len(p)
+		}
+	}
+	if cfg.Implementation.Enabled {
+		if p := cfg.Implementation.BranchPrefix; p != "" && strings.HasPrefix(branch, p) && len(p) > bestLen {
+			best = "implementation"
+		}
+	}
+	return best
+}
+
+// FromOutcomes is the outcome half of Orient: 2-B (confidence from merged
+// and rejected PRs, each counted once), 2-B2 (action-queue sync), 2-B4
+// (back-annotation of earlier outcomes: merged 0.8, held 48 h without a
+// revert 1.0, reverted or rejected 0.0), the stale_after_change signal and
+// the open-draft count. It is pure: the forge calls happened in Observe.
+func FromOutcomes(in OutcomeInput) OutcomeResult {
+	cfg := in.Config
+	out := OutcomeResult{Confidence: map[string]float64{}, StaleAfterChange: map[string]bool{}, Queue: in.Queue}
+	for d, v := range in.Confidence {
+		out.Confidence[d] = v
+	}
+	counted := map[int]bool{}
+	for _, n := range in.Counted {
+		counted[n] = true
+	}
+	for _, e := range in.Log {
+		var outs []struct {
+			PR int `json:"pr"`
+		}
+		if len(e.PROutcomes) > 0 && json.Unmarshal(e.PROutcomes, &outs) == nil {
+			for _, o := range outs {
+				counted[o.PR] = true
+			}
+		}
+	}
+	apply := func(pr PR, outcome string, delta float64) {
+		if counted[pr.Number] {
+			return
+		}
+		d := DomainOfBranch(cfg, pr.HeadRef)
+		if d == "" {
+			return
+		}
+		counted[pr.Number] = true
+		before, ok := out.Confidence[d]
+		if !ok {
+			before = cfg.Confidence.Initial
+		}
+		after := math.Min(math.Max(before+delta, cfg.Confidence.Min), cfg.Confidence.Max)
+		out.Confidence[d] = after
+		out.Changes = append(out.Changes, ConfidenceChange{PR: pr.Number, Domain: d, Outcome: outcome, Delta: round4(after - before), Before: before, After: after})
+	}
+	for _, pr := range in.Merged {
+		apply(pr, "merged", cfg.Confidence.MergeBoost)
+	}
+	for _, pr := range in.Closed {
+		apply(pr, "rejected", -cfg.Confidence.RejectPenalty)
+	}
+	for n := range counted {
+		out.Counted = append(out.Counted, n)
+	}
+	sort.Ints(out.Counted)
+	if len(out.Counted) > 500 {
+		out.Counted = out.Counted[len(out.Counted)-500:]
+	}
+
+	out.Outcomes = backAnnotate(in, &out)
+	syncQueue(in, &out)
+
+	// stale_after_change: a merge landed in X, and X has not run since,
+	// for longer than the configured hours.
+	for _, pr := range in.Merged {
+		d := DomainOfBranch(cfg, pr.HeadRef)
+		if d == "" || d == "implementation" {
+			continue
+		}
+		last := in.LastRun[d]
+		if pr.Merged.After(last) && in.Now.Sub(last).Hours() > cfg.Signals.StaleAfterChangeHours {
+			out.StaleAfterChange[d] = true
+		}
+	}
+	for _, pr := range in.Open {
+		if pr.Draft && cfg.Implementation.Enabled && strings.HasPrefix(pr.HeadRef, cfg.Implementation.BranchPrefix) {
+			out.OpenDraftImpl++
+		}
+	}
+	return out
+}
+
+// backAnnotate applies 2-B4 to a copy of the outcomes.
+func backAnnotate(in OutcomeInput, out *OutcomeResult) []state.Outcome {
+	merged := map[int]PR{}
+	for _, pr := range in.Merged {
+		merged[pr.Number] = pr
+	}
+	closed := map[int]bool{}
+	for _, pr := range in.Closed {
+		closed[pr.Number] = true
+	}
+	outs := append([]state.Outcome(nil), in.Outcomes...)
+	set := func(i int, rt string, pf float64) {
+		o := &outs[i]
+		if o.ResultType == rt {
+			return
+		}
+		artifact := 1.0
+		if o.ArtifactScore != nil {
+			artifact = *o.ArtifactScore
+		}
+		o.ResultType = rt
+		o.QualityMult = math.Round(pf*artifact*1000) / 1000
+		p := pf
+		o.ProcessFactor = &p
+		out.Annotations = append(out.Annotations, Annotation{CycleID: o.CycleID, PR: *o.PRNumber, ResultType: rt, QualityMult: o.QualityMult})
+	}
+	for i := range outs {
+		o := outs[i]
+		if o.PRNumber == nil {
+			continue
+		}
+		n := *o.PRNumber
+		switch {
+		case closed[n] && o.ResultType != "pr_rejected":
+			set(i, "pr_rejected", 0)
+		case o.ResultType == "pr_created":
+			if pr, ok := merged[n]; ok {
+				set(i, "pr_merged", 0.8)
+				ts, _ := json.Marshal(state.FormatTime(pr.Merged))
+				if outs[i].Extra == nil {
+					outs[i].Extra = state.Extra{}
+				} else {
+					outs[i].Extra = cloneExtra(outs[i].Extra)
+				}
+				outs[i].Extra["merged_at"] = ts
+			}
+		case o.ResultType == "pr_merged":
+			rev, decided := in.Reverted[n]
+			if !decided {
+				continue
+			}
+			if rev {
+				set(i, "pr_rejected", 0)
+			} else {
+				set(i, "pr_merged_held", 1.0)
+			}
+		}
+	}
+	return outs
+}
+
+func cloneExtra(e state.Extra) state.Extra {
+	c := state.Extra{}
+	for k, v := range e {
+		c[k] = v
+	}
+	return c
+}
+
+// MergedAt is when an outcome's PR was merged, as 2-B4 recorded it.
+func MergedAt(o state.Outcome) (time.Time, bool) {
+	raw, ok := o.Extra["merged_at"]
+	if !ok {
+		return time.Time{}, false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return time.Time{}, false
+	}
+	return state.ParseTime(s)
+}
+
+// HoldCandidates lists the merged outcomes whose 48-hour hold can be
+// decided now: Observe asks the forge whether each was reverted.
+func HoldCandidates(outcomes []state.Outcome, now time.Time) []int {
+	var out []int
+	for _, o := range outcomes {
+		if o.ResultType != "pr_merged" || o.PRNumber == nil {
+			continue
+		}
+		if t, ok := MergedAt(o); ok && now.Sub(t) >= HoldWindow {
+			out = append(out, *o.PRNumber)
+		}
+	}
+	return out
+}
+
+// syncQueue is 2-B2: actions proposed as a PR follow that PR.
+func syncQueue(in OutcomeInput, out *OutcomeResult) {
+	merged := map[int]bool{}
+	for _, pr := range in.Merged {
+		merged[pr.Number] = true
+	}
+	closed := map[int]bool{}
+	for _, pr := range in.Closed {
+		closed[pr.Number] = true
+	}
+	q := in.Queue
+	var pending, inProgress []state.Action
+	completed := append([]state.Action(nil), q.Completed...)
+	move := func(list []state.Action, keep *[]state.Action) {
+		for _, a := range list {
+			if a.Status == "proposed" && a.PRNumber != nil {
+				n := *a.PRNumber
+				switch {
+				case merged[n]:
+					a.Status = "merged"
+					completed = append(completed, a)
+					out.QueueMoves = append(out.QueueMoves, fmt.Sprintf("%s merged (PR #%d)", a.ID, n))
+					continue
+				case closed[n]:
+					a.Status = "rejected"
+					completed = append(completed, a)
+					out.QueueMoves = append(out.QueueMoves, fmt.Sprintf("%s rejected (PR #%d)", a.ID, n))
+					out.Memos = append(out.Memos, state.Memo{Timestamp: state.FormatTime(in.Now), Domain: a.SourceDomain, Type: "pr_rejected",
+						Message: fmt.Sprintf("PR #%d for action %s (%s) was closed without merging.", n, a.ID, a.Title)})
+					continue
+				}
+			}
+			*keep = append(*keep, a)
+		}
+	}
+	move(q.Pending, &pending)
+	move(q.InProgress, &inProgress)
+	if len(out.QueueMoves) == 0 {
+		return
+	}
+	q.Pending, q.InProgress, q.Completed = pending, inProgress, completed
+	if len(q.Completed) > 30 {
+		q.Completed = q.Completed[len(q.Completed)-30:]
+	}
+	out.Queue = q
+}
+
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
