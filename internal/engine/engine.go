@@ -23,6 +23,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/contract"
 	"github.com/ooda-loop/ooda/internal/decide"
+	"github.com/ooda-loop/ooda/internal/forge"
 	"github.com/ooda-loop/ooda/internal/observe"
 	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/proc"
@@ -60,6 +61,9 @@ type Options struct {
 	Clock    clock.Clock
 	DryRun   bool
 	Registry *act.Registry
+	// Forge is the source of pull requests; nil means none (a later
+	// release builds it from config.forge when unset).
+	Forge forge.Forge
 	// Runner starts the processes the engine itself needs (git); skills
 	// run through their executors. Default: the real runner.
 	Runner proc.Runner
@@ -118,6 +122,9 @@ type cycle struct {
 	ctx    context.Context
 	obs    *observe.Observation
 	ori    orient.Orientation
+	forge  forge.Forge
+	fview  forgeView
+	outc   orient.OutcomeResult
 	// prsCreated counts the PRs opened this cycle (4-C), which the chain
 	// gate checks against max_prs_per_cycle.
 	prsCreated int
@@ -366,7 +373,13 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	if obs.LedgerReset {
 		c.note("cost ledger reset for a new UTC day")
 	}
-	c.printf("[Observe] Scanned %d domains (no forge configured: no pull-request data).", len(obs.Domains))
+	c.forge = opts.Forge
+	c.fview = c.observeForge(ctx)
+	if c.forge == nil {
+		c.printf("[Observe] Scanned %d domains (no forge configured: no pull-request data).", len(obs.Domains))
+	} else {
+		c.printf("[Observe] Scanned %d domains. %d open PRs, %d merged, %d closed recently (%s).", len(obs.Domains), len(c.fview.status.Open), len(c.fview.status.Merged), len(c.fview.status.Closed), c.forge.Name())
+	}
 
 	// Step 2: Orient.
 	names := make([]string, 0, len(obs.Domains))
@@ -377,6 +390,8 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	for _, w := range ori.MemoWarnings {
 		c.printf("%s", w)
 	}
+	c.outc = c.orientOutcomes(obs, c.fview, ori.Confidence)
+	ori.Confidence = c.outc.Confidence
 
 	// Step 3: Decide.
 	din := c.decideInput(obs, ori)
@@ -508,7 +523,8 @@ func (c *cycle) decideInput(obs *observe.Observation, ori orient.Orientation) de
 		TotalSkillExecutions: snap.Metrics.Counters.TotalSkillExecutions,
 		SignalBonuses:        obs.Season.SignalBonuses,
 		Impl: decide.Impl{PendingCount: obs.Impl.PendingCount, ActionablePending: obs.Impl.ActionablePending,
-			OldestPendingHours: obs.Impl.OldestPendingHours, HighestRice: obs.Impl.HighestRice},
+			OldestPendingHours: obs.Impl.OldestPendingHours, HighestRice: obs.Impl.HighestRice, OpenDraftPRs: c.outc.OpenDraftImpl},
+		StaleAfterChange: c.outc.StaleAfterChange,
 	}
 	for _, d := range obs.Domains {
 		dd := decide.Domain{Name: d.Config.Name, Index: d.Config.Index, Weight: d.Weight, Hours: d.Hours, NeverRun: d.NeverRun,
@@ -616,6 +632,14 @@ func appendMemo(h []state.Memo, m state.Memo) []state.Memo {
 	h = append(h, m)
 	if len(h) > 10 {
 		h = append([]state.Memo(nil), h[len(h)-10:]...)
+	}
+	return h
+}
+
+// appendMemos adds several memos to the history (cap 10).
+func appendMemos(h []state.Memo, ms []state.Memo) []state.Memo {
+	for _, m := range ms {
+		h = appendMemo(h, m)
 	}
 	return h
 }

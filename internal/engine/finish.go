@@ -70,11 +70,16 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 			memos.LastMemo = b
 		}
 	}
-	// 2-B: domains that got the initial confidence keep it from now on.
+	// 2-B: domains that got the initial confidence keep it from now on,
+	// and PR outcomes move it.
 	conf := snap.Confidence
 	for _, d := range c.ori.NewConfidence {
 		conf.Set(d, c.ori.Confidence[d], c.now)
 	}
+	for _, ch := range c.outc.Changes {
+		conf.Set(ch.Domain, ch.After, c.now)
+	}
+	memos.History = appendMemos(memos.History, c.outc.Memos)
 
 	f.Elapsed = time.Since(c.start)
 	resultType := record.ResultType(f)
@@ -92,8 +97,14 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	}
 
 	entry := record.DecisionEntry(f, resultType, quality)
+	entry.PROutcomes = prOutcomesJSON(c.outc.Changes)
 	metrics := record.UpdateMetrics(snap.Metrics, f, resultType)
-	outcomes := record.AppendOutcome(snap.Outcomes, record.Outcome(f, resultType, quality), cfg.Memory.OutcomesBufferSize)
+	annotations := c.recordOutcomes(c.outc, &metrics)
+	prior := snap.Outcomes
+	if c.outc.Outcomes != nil {
+		prior.Entries = c.outc.Outcomes
+	}
+	outcomes := record.AppendOutcome(prior, record.Outcome(f, resultType, quality), cfg.Memory.OutcomesBufferSize)
 	line := record.CycleLogLine(f, resultType, quality)
 
 	writes := []struct {
@@ -115,7 +126,21 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		{state.MetricsFile, func() error { return c.store.SaveMetrics(metrics) }},
 		{state.OutcomesFile, func() error { return c.store.SaveOutcomes(outcomes) }},
 		{state.ChangelogFile, func() error { return c.store.PrependChangelog(record.Changelog(f, resultType)) }},
-		{state.CycleLogFile, func() error { return c.store.AppendCycleLog(line) }},
+		{state.ActionQueueFile, func() error {
+			if len(c.outc.QueueMoves) == 0 {
+				return nil
+			}
+			return c.store.SaveActionQueue(c.outc.Queue)
+		}},
+		{state.CycleLogFile, func() error {
+			// Annotations of earlier cycles first, then this cycle's line.
+			for _, a := range annotations {
+				if err := c.store.AppendCycleLog(a); err != nil {
+					return err
+				}
+			}
+			return c.store.AppendCycleLog(line)
+		}},
 	}
 	for _, w := range writes {
 		if err := w.fn(); err != nil {

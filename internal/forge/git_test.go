@@ -246,16 +246,16 @@ func TestGitRemoteTrackingBranchesAndDefaultDetection(t *testing.T) {
 	t.Parallel()
 	// A bare remote whose default branch is "trunk", seeded by one clone
 	// and observed from another.
-	bare := t.TempDir()
-	exec.Command("git", "init", "-q", "--bare", "-b", "trunk", bare).Run()
-	seed := repo{t: t, dir: filepath.Join(t.TempDir(), "seed")}
-	r0 := repo{t: t, dir: filepath.Dir(seed.dir)}
+	r0 := repo{t: t, dir: t.TempDir()}
+	bare := filepath.Join(r0.dir, "remote.git")
+	r0.git("init", "-q", "--bare", "-b", "trunk", bare)
+	seed := repo{t: t, dir: filepath.Join(r0.dir, "seed")}
 	r0.git("clone", "-q", bare, seed.dir)
 	seed.git("checkout", "-q", "-b", "trunk")
 	seed.commit(at(0), "initial", "README", "x\n")
 	seed.git("push", "-q", "origin", "trunk")
 
-	work := repo{t: t, dir: filepath.Join(t.TempDir(), "work")}
+	work := repo{t: t, dir: filepath.Join(r0.dir, "work")}
 	r0.git("clone", "-q", bare, work.dir)
 
 	seed.git("checkout", "-q", "-b", "auto/r/remote-only")
