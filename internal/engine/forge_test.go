@@ -75,8 +75,8 @@ func TestStep1B_ForgeUnreachableIsOneWarning(t *testing.T) {
 func TestStep2B_ConfidenceFromPROutcomesEndToEnd(t *testing.T) {
 	cfg := strings.Replace(threeDomains, `"primary_skill": "/scan-health", "fallback": true`, `"primary_skill": "/scan-health", "fallback": true, "branch_prefix": "auto/scan-health/"`, 1)
 	dir := project(t, cfg, map[string]string{"skill.sh": skillScript,
-		"agent/state/evolve/confidence.json": `{"domains": {"service_health": {"score": 0.74, "recent_outcomes": ["x"]}}}`,
-		"agent/state/evolve/outcomes.json":   `{"entries": [{"cycle_id": 7, "result_type": "pr_created", "quality_multiplier": 0.5, "pr_number": 28}]}`,
+		"agent/state/evolve/confidence.json":   `{"domains": {"service_health": {"score": 0.74, "recent_outcomes": ["x"]}}}`,
+		"agent/state/evolve/outcomes.json":     `{"entries": [{"cycle_id": 7, "result_type": "pr_created", "quality_multiplier": 0.5, "pr_number": 28}]}`,
 		"agent/state/evolve/action_queue.json": `{"pending": [], "in_progress": [{"id": "a9", "title": "retry wrapper", "status": "proposed", "pr_number": 28, "source_domain": "service_health"}], "completed": []}`,
 	})
 	fg := &fakeForge{status: forge.Status{Closed: []forge.PR{{Number: 28, HeadRef: "auto/scan-health/retry", State: forge.StateClosed, Closed: t0.Add(-time.Hour)}}}}

@@ -137,8 +137,8 @@ func TestStep2B2_ActionQueueSync(t *testing.T) {
 func TestStep3B_StaleAfterChangeAndOpenDrafts(t *testing.T) {
 	c := outcomeCfg()
 	r := FromOutcomes(OutcomeInput{Now: now, Config: c,
-		Merged: []PR{{Number: 1, HeadRef: "auto/scan-health/a", Merged: now.Add(-30 * time.Hour)}, {Number: 2, HeadRef: "auto/check-tests/a", Merged: now.Add(-30 * time.Hour)}},
-		Open:   []PR{{Number: 3, HeadRef: "auto/dev-cycle/x", Draft: true}, {Number: 4, HeadRef: "auto/dev-cycle/y"}, {Number: 5, HeadRef: "other", Draft: true}},
+		Merged:  []PR{{Number: 1, HeadRef: "auto/scan-health/a", Merged: now.Add(-30 * time.Hour)}, {Number: 2, HeadRef: "auto/check-tests/a", Merged: now.Add(-30 * time.Hour)}},
+		Open:    []PR{{Number: 3, HeadRef: "auto/dev-cycle/x", Draft: true}, {Number: 4, HeadRef: "auto/dev-cycle/y"}, {Number: 5, HeadRef: "other", Draft: true}},
 		LastRun: map[string]time.Time{"service_health": now.Add(-40 * time.Hour), "test_coverage": now.Add(-2 * time.Hour)}})
 	if !r.StaleAfterChange["service_health"] || r.StaleAfterChange["test_coverage"] || len(r.StaleAfterChange) != 1 {
 		t.Errorf("stale after change = %v", r.StaleAfterChange)
