@@ -19,16 +19,19 @@ type ReportAction struct {
 
 // Report is the optional JSON a skill writes to $OODA_REPORT (SPEC-NOTES §3).
 type Report struct {
-	HadOutput       *bool                      `json:"had_output,omitempty"`
-	Summary         string                     `json:"summary,omitempty"`
-	Actions         []ReportAction             `json:"actions,omitempty"`
-	Alerts          []json.RawMessage          `json:"alerts,omitempty"`
-	PRNumber        *int                       `json:"pr_number,omitempty"`
-	PRCreated       *bool                      `json:"pr_created,omitempty"`
-	TestStatus      string                     `json:"test_status,omitempty"`
-	CostUSD         *float64                   `json:"cost_usd,omitempty"`
-	ArtifactChanged *bool                      `json:"artifact_changed,omitempty"`
-	Vars            map[string]json.RawMessage `json:"vars,omitempty"`
+	HadOutput       *bool             `json:"had_output,omitempty"`
+	Summary         string            `json:"summary,omitempty"`
+	Actions         []ReportAction    `json:"actions,omitempty"`
+	Alerts          []json.RawMessage `json:"alerts,omitempty"`
+	PRNumber        *int              `json:"pr_number,omitempty"`
+	PRCreated       *bool             `json:"pr_created,omitempty"`
+	TestStatus      string            `json:"test_status,omitempty"`
+	CostUSD         *float64          `json:"cost_usd,omitempty"`
+	ArtifactChanged *bool             `json:"artifact_changed,omitempty"`
+	// ProtectedBlocked says the skill left out a change because it touched
+	// a protected path: the PR may be incomplete and is never auto-merged.
+	ProtectedBlocked *bool                      `json:"protected_blocked,omitempty"`
+	Vars             map[string]json.RawMessage `json:"vars,omitempty"`
 }
 
 // ParseReport decodes a report. An empty input is no report.

@@ -177,6 +177,11 @@ func (r skillRun) lookup(field string) (any, bool) {
 func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Observation, w *decide.Option, gated bool) {
 	cfg := c.cfg
 	f.Action, f.Executed = "execute", true
+	if cfg.Safety.EnableRollback || cfg.Safety.EnableAutoMerge {
+		// 4-C2: auto-merge forces checkpointing, so a merge the engine
+		// makes by itself always has a recovery point.
+		c.checkpoint(ctx, "before action")
+	}
 	focus, cursorNext, rotating := c.rotation(w.Domain)
 	if rotating {
 		f.Focus = focus
@@ -202,9 +207,12 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 		tier := 3
 		f.RiskTier = &tier
 		c.prsCreated++
+		c.prRun = run
 	}
 	c.runChain(ctx, f, obs, w, run, gated)
-	_ = cfg
+	if f.PRNumber != nil && c.res.Status != StatusHalted {
+		c.postProcessPR(ctx, f, *f.PRNumber, c.prRun)
+	}
 }
 
 // absorbFailure records a failed run. For the primary skill the cycle's
@@ -367,6 +375,7 @@ func (c *cycle) runChain(ctx context.Context, f *record.Facts, obs *observe.Obse
 				f.PRNumber = run.pr
 				tier := 3
 				f.RiskTier = &tier
+				c.prRun = run
 			}
 			if c.prsCreated > cfg.Safety.MaxPRsPerCycle {
 				c.printf("[WARN] %s opened PR #%d beyond max_prs_per_cycle: it stays a draft for human review.", target, *run.pr)

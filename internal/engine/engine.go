@@ -92,6 +92,9 @@ type Result struct {
 	// Committed and Pushed report Step 6-D.
 	Committed bool
 	Pushed    bool
+	// AutoMerged and RolledBack report 4-C and 4-C2.
+	AutoMerged bool
+	RolledBack bool
 }
 
 // ExitCode maps a result to the CLI exit code (0 success or skip, 3 halted).
@@ -125,6 +128,10 @@ type cycle struct {
 	forge  forge.Forge
 	fview  forgeView
 	outc   orient.OutcomeResult
+	restoredConfidence bool
+	restoredQueue      bool
+	// prRun is the skill run that opened this cycle's PR.
+	prRun skillRun
 	// prsCreated counts the PRs opened this cycle (4-C), which the chain
 	// gate checks against max_prs_per_cycle.
 	prsCreated int

@@ -73,11 +73,13 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	// 2-B: domains that got the initial confidence keep it from now on,
 	// and PR outcomes move it.
 	conf := snap.Confidence
-	for _, d := range c.ori.NewConfidence {
-		conf.Set(d, c.ori.Confidence[d], c.now)
-	}
-	for _, ch := range c.outc.Changes {
-		conf.Set(ch.Domain, ch.After, c.now)
+	if !c.restoredConfidence {
+		for _, d := range c.ori.NewConfidence {
+			conf.Set(d, c.ori.Confidence[d], c.now)
+		}
+		for _, ch := range c.outc.Changes {
+			conf.Set(ch.Domain, ch.After, c.now)
+		}
 	}
 	memos.History = appendMemos(memos.History, c.outc.Memos)
 
@@ -127,10 +129,13 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		{state.OutcomesFile, func() error { return c.store.SaveOutcomes(outcomes) }},
 		{state.ChangelogFile, func() error { return c.store.PrependChangelog(record.Changelog(f, resultType)) }},
 		{state.ActionQueueFile, func() error {
-			if len(c.outc.QueueMoves) == 0 {
-				return nil
+			switch {
+			case c.restoredQueue:
+				return c.store.SaveActionQueue(c.snap.ActionQueue)
+			case len(c.outc.QueueMoves) > 0:
+				return c.store.SaveActionQueue(c.outc.Queue)
 			}
-			return c.store.SaveActionQueue(c.outc.Queue)
+			return nil
 		}},
 		{state.CycleLogFile, func() error {
 			// Annotations of earlier cycles first, then this cycle's line.

@@ -1,0 +1,293 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/ooda-loop/ooda/internal/forge"
+	"github.com/ooda-loop/ooda/internal/gitrepo"
+	"github.com/ooda-loop/ooda/internal/proc"
+	"github.com/ooda-loop/ooda/internal/record"
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// Protected reports whether a changed path matches a protected pattern
+// (SPEC-NOTES §4): a shell-glob match, and "dir/*" also protects everything
+// below dir/ at any depth.
+func Protected(file string, patterns []string) (string, bool) {
+	file = strings.TrimPrefix(path.Clean("/"+file), "/")
+	for _, p := range patterns {
+		p = strings.TrimPrefix(p, "./")
+		if ok, _ := path.Match(p, file); ok {
+			return p, true
+		}
+		if strings.HasSuffix(p, "/*") {
+			dir := strings.TrimSuffix(p, "*")
+			if strings.HasPrefix(file, dir) {
+				return p, true
+			}
+		}
+		if strings.HasSuffix(p, "/**") && strings.HasPrefix(file, strings.TrimSuffix(p, "**")) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// riskTier is 4-C: tier 1 (auto-merge) only when every condition holds,
+// checked in the order of SPEC-NOTES §4, with the facts re-read from the
+// forge itself; otherwise tier 3 and the first reason it failed.
+func (c *cycle) riskTier(ctx context.Context, pr int, run skillRun) (int, string, forge.Facts) {
+	cfg := c.cfg
+	s := cfg.Safety
+	if !s.EnableAutoMerge {
+		return 3, "auto-merge is off (safety.enable_auto_merge)", forge.Facts{}
+	}
+	if cfg.ProgressiveComplex.CurrentLevel < 3 {
+		return 3, fmt.Sprintf("level %d < 3", cfg.ProgressiveComplex.CurrentLevel), forge.Facts{}
+	}
+	if c.prsCreated > s.MaxPRsPerCycle {
+		return 3, "max_prs_per_cycle exceeded", forge.Facts{}
+	}
+	if c.forge == nil {
+		return 3, "no forge to re-read the PR's facts from", forge.Facts{}
+	}
+	facts, err := c.forge.Facts(ctx, pr)
+	if err != nil {
+		return 3, "could not re-read the PR's facts: " + err.Error(), facts
+	}
+	if facts.Draft {
+		return 3, "the PR is a draft", facts
+	}
+	for _, f := range facts.Files {
+		if p, ok := Protected(f, s.ProtectedPaths); ok {
+			return 3, fmt.Sprintf("%s matches protected path %s", f, p), facts
+		}
+	}
+	if run.report != nil && run.report.ProtectedBlocked != nil && *run.report.ProtectedBlocked {
+		return 3, "the skill skipped a protected path (protected_blocked)", facts
+	}
+	if n := max(facts.ChangedFiles, len(facts.Files)); n > s.AutoMergeMaxFiles {
+		return 3, fmt.Sprintf("%d files > auto_merge_max_files %d", n, s.AutoMergeMaxFiles), facts
+	}
+	if lines := facts.Additions + facts.Deletions; lines > s.AutoMergeMaxLines {
+		return 3, fmt.Sprintf("%d lines > auto_merge_max_lines %d", lines, s.AutoMergeMaxLines), facts
+	}
+	if run.report == nil || run.report.TestStatus != "passed" {
+		ts := "not reported"
+		if run.report != nil && run.report.TestStatus != "" {
+			ts = run.report.TestStatus
+		}
+		return 3, "tests not green this cycle (test_status " + ts + ")", facts
+	}
+	return 1, "", facts
+}
+
+// postProcessPR is 4-C for a PR opened this cycle: its risk tier, and for
+// tier 1 the auto-merge with its health check and automatic rollback.
+func (c *cycle) postProcessPR(ctx context.Context, f *record.Facts, pr int, run skillRun) {
+	tier, why, _ := c.riskTier(ctx, pr, run)
+	f.RiskTier = &tier
+	if tier != 1 {
+		c.printf("[Act] PR #%d requires human review (Risk Tier 3: %s).", pr, why)
+		return
+	}
+	c.printf("[Act] PR #%d Risk Tier 1 (auto-merge eligible).", pr)
+	if halted, _ := c.store.HaltExists(c.cfg.Safety.HaltFile); halted {
+		c.printf("[HALT] HALT file present: PR #%d is not merged.", pr)
+		c.res.Status, c.res.Reason = StatusHalted, ReasonHalt
+		return
+	}
+	c.checkpoint(ctx, "before auto-merge of PR #"+fmt.Sprint(pr))
+	if err := c.forge.MergeSquash(ctx, pr); err != nil {
+		if errors.Is(err, forge.ErrSquashDisabled) {
+			c.printf("[Act] Auto-merge skipped: enable squash-merge on the repo. PR #%d is left for a human.", pr)
+		} else {
+			c.printf("[WARN] Auto-merge of PR #%d failed: %v. It is left for a human.", pr, err)
+		}
+		return
+	}
+	c.res.AutoMerged = true
+	repo, isRepo := gitrepo.Open(ctx, c.store.Root, c.opts.Runner)
+	if isRepo {
+		c.syncAfterMerge(ctx, repo)
+	}
+	if err := c.healthCheck(ctx); err == nil {
+		c.printf("[Act] Auto-merged PR #%d (low-risk, opt-in). Health: ok.", pr)
+		return
+	} else {
+		c.printf("[Rollback] Health check failed after auto-merge of PR #%d: %v", pr, err)
+	}
+	c.rollbackMerge(ctx, repo, isRepo, pr)
+}
+
+// syncAfterMerge brings the local default branch up to the merge the forge
+// made, so the health check runs the merged code and the revert of 4-C2
+// reverts that merge.
+func (c *cycle) syncAfterMerge(ctx context.Context, repo *gitrepo.Repo) {
+	if !repo.HasRemote(ctx) {
+		return
+	}
+	if _, err := repo.Run(ctx, "fetch", "--quiet"); err != nil {
+		c.printf("[WARN] git fetch after the merge failed: %v", err)
+		return
+	}
+	if _, err := repo.Run(ctx, "merge", "--ff-only", "--quiet", "@{upstream}"); err != nil {
+		c.printf("[WARN] could not fast-forward to the merge: %v", err)
+	}
+}
+
+// rollbackMerge is the automatic rollback of 4-C2: revert the squash-merge
+// (a one-parent commit, so no -m), push, restore state from the checkpoint,
+// and create the HALT — always, even when the push failed, and saying so.
+func (c *cycle) rollbackMerge(ctx context.Context, repo *gitrepo.Repo, isRepo bool, pr int) {
+	cp, _ := c.lastCheckpoint()
+	pushFailed := ""
+	if isRepo {
+		if _, err := repo.Run(ctx, "revert", "--no-edit", "HEAD"); err != nil {
+			pushFailed = " REVERT FAILED (" + err.Error() + ") — the bad merge is still on the branch."
+		} else if repo.HasRemote(ctx) {
+			if _, err := repo.Run(ctx, "push", "--quiet", "origin", "HEAD"); err != nil {
+				c.printf("[Rollback] ⚠ Revert committed locally but push FAILED: %v", err)
+				c.printf("[Rollback] Remote still has the bad merge. Push manually: git push origin HEAD")
+				pushFailed = " PUSH FAILED — remote still has the bad merge."
+			}
+		}
+	} else {
+		pushFailed = " The project is not a git repository: revert the merge by hand."
+	}
+	c.restoreCheckpoint(cp)
+	reason := fmt.Sprintf("Auto-rollback: PR #%d merged but health check failed. Reverted to %s.%s", pr, cp.CommitSHA, pushFailed)
+	if err := c.store.WriteHalt(c.cfg.Safety.HaltFile, reason, c.now); err != nil {
+		c.printf("[WARN] could not create the HALT file: %v", err)
+	} else {
+		c.res.HaltCreated = true
+	}
+	c.res.RolledBack = true
+	c.printf("[Rollback] Reverted PR #%d. HALT created. Human review required.", pr)
+}
+
+// healthCheck is the post-merge check: every health endpoint answers 2xx
+// within health_check_timeout_seconds, or, without endpoints, the test
+// command passes.
+func (c *cycle) healthCheck(ctx context.Context) error {
+	cfg := c.cfg
+	if len(cfg.HealthEndpoints) > 0 {
+		timeout := time.Duration(cfg.HealthCheckTimeout * float64(time.Second))
+		client := &http.Client{Timeout: timeout}
+		for _, raw := range cfg.HealthEndpoints {
+			url := endpointURL(raw)
+			if url == "" {
+				continue
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return fmt.Errorf("%s: %w", url, err)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				return fmt.Errorf("%s: %w", url, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode < 200 || resp.StatusCode > 299 {
+				return fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
+			}
+		}
+		return nil
+	}
+	if strings.TrimSpace(cfg.TestCommand) == "" {
+		return nil
+	}
+	timeout := time.Duration(cfg.TestTimeoutSeconds * float64(time.Second))
+	// test_command is the user's own shell command from config.json (never
+	// built from state data), so it runs through the shell.
+	res := c.opts.Runner.Run(ctx, proc.Spec{Argv: []string{"/bin/sh", "-c", cfg.TestCommand}, Dir: c.store.Root,
+		Env: envList(), Timeout: timeout, HaltFile: c.store.Path(cfg.Safety.HaltFile)})
+	if !res.OK() {
+		switch {
+		case res.StartErr != nil:
+			return fmt.Errorf("test command: %w", res.StartErr)
+		case res.TimedOut:
+			return fmt.Errorf("test command timed out after %s", timeout)
+		}
+		return fmt.Errorf("test command %q exited %d", cfg.TestCommand, res.ExitCode)
+	}
+	return nil
+}
+
+// endpointURL accepts an endpoint as a URL string or {"url": ...}.
+func endpointURL(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		URL string `json:"url"`
+	}
+	if json.Unmarshal(raw, &o) == nil {
+		return o.URL
+	}
+	return ""
+}
+
+// checkpoint is the 4-C2 pre-action checkpoint (kept: the last 5).
+func (c *cycle) checkpoint(ctx context.Context, reason string) {
+	cp := state.Checkpoint{Cycle: c.res.Cycle, Timestamp: state.FormatTime(c.now), Reason: reason}
+	if repo, ok := gitrepo.Open(ctx, c.store.Root, c.opts.Runner); ok {
+		if out, err := repo.Run(ctx, "rev-parse", "--abbrev-ref", "HEAD"); err == nil {
+			cp.Branch = strings.TrimSpace(out)
+		}
+		if out, err := repo.Run(ctx, "rev-parse", "HEAD"); err == nil {
+			cp.CommitSHA = strings.TrimSpace(out)
+		}
+	}
+	conf, _ := c.store.RawEvolveFile(state.ConfidenceFile)
+	if len(conf) == 0 {
+		conf = []byte("null")
+	}
+	cp.StateSnapshot = state.Snapshotted{Confidence: json.RawMessage(conf), ActionQueue: append([]state.Action{}, c.snap.ActionQueue.Pending...)}
+	c.snap.Checkpoints.Add(cp)
+	if err := c.store.SaveCheckpoints(c.snap.Checkpoints); err != nil {
+		c.printf("[WARN] checkpoint not written: %v", err)
+		return
+	}
+	c.printf("[Act] Checkpoint: cycle #%d at %s (%s).", cp.Cycle, orDash(shortSHA(cp.CommitSHA)), reason)
+}
+
+func (c *cycle) lastCheckpoint() (state.Checkpoint, bool) {
+	n := len(c.snap.Checkpoints.Checkpoints)
+	if n == 0 {
+		return state.Checkpoint{}, false
+	}
+	return c.snap.Checkpoints.Checkpoints[n-1], true
+}
+
+// restoreCheckpoint puts confidence.json and the pending actions back as
+// the checkpoint kept them; Step 6 then writes the rest of the record.
+func (c *cycle) restoreCheckpoint(cp state.Checkpoint) {
+	if len(cp.StateSnapshot.Confidence) > 0 && string(cp.StateSnapshot.Confidence) != "null" {
+		var conf state.Confidence
+		if json.Unmarshal(cp.StateSnapshot.Confidence, &conf) == nil {
+			c.snap.Confidence = conf
+			c.restoredConfidence = true
+		}
+	}
+	c.snap.ActionQueue.Pending = cp.StateSnapshot.ActionQueue
+	c.restoredQueue = true
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+func envList() []string { return os.Environ() }
