@@ -109,25 +109,25 @@ func (r Result) ExitCode() int {
 }
 
 type cycle struct {
-	opts   Options
-	cfg    *config.Config
-	store  *state.Store
-	now    time.Time
-	start  time.Time
-	out    io.Writer
-	log    *slog.Logger
-	res    *Result
-	snap   *state.Snapshot
-	lock   *state.Lock
-	gaps   []gap
-	memo   []state.Memo
-	phases map[string]string
-	ctx    context.Context
-	obs    *observe.Observation
-	ori    orient.Orientation
-	forge  forge.Forge
-	fview  forgeView
-	outc   orient.OutcomeResult
+	opts               Options
+	cfg                *config.Config
+	store              *state.Store
+	now                time.Time
+	start              time.Time
+	out                io.Writer
+	log                *slog.Logger
+	res                *Result
+	snap               *state.Snapshot
+	lock               *state.Lock
+	gaps               []gap
+	memo               []state.Memo
+	phases             map[string]string
+	ctx                context.Context
+	obs                *observe.Observation
+	ori                orient.Orientation
+	forge              forge.Forge
+	fview              forgeView
+	outc               orient.OutcomeResult
 	restoredConfidence bool
 	restoredQueue      bool
 	// prRun is the skill run that opened this cycle's PR.

@@ -43,7 +43,9 @@ func TestStep4C_AutoMergeRefusals(t *testing.T) {
 		noFg   bool
 		want   string
 	}{
-		{name: "opt-in off", report: passedPR, edit: func(s string) string { return strings.Replace(s, `"enable_auto_merge": true`, `"enable_auto_merge": false`, 1) }, want: "auto-merge is off"},
+		{name: "opt-in off", report: passedPR, edit: func(s string) string {
+			return strings.Replace(s, `"enable_auto_merge": true`, `"enable_auto_merge": false`, 1)
+		}, want: "auto-merge is off"},
 		{name: "level below 3", report: passedPR, edit: func(s string) string { return strings.Replace(s, `"current_level": 3`, `"current_level": 2`, 1) }, want: "level 2 < 3"},
 		{name: "no forge", report: passedPR, noFg: true, want: "no forge to re-read"},
 		{name: "draft", report: passedPR, facts: func(f map[int]forge.Facts) { x := f[41]; x.Draft = true; f[41] = x }, want: "the PR is a draft"},

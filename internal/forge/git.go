@@ -271,6 +271,9 @@ func (g *Git) squashMerges(ctx context.Context, v *gitView) (map[string]squashCo
 
 // classify reads every PR branch and decides its state.
 func (g *Git) classify(ctx context.Context, v *gitView) ([]gitPR, error) {
+	if len(g.prefixes) == 0 {
+		return nil, nil
+	}
 	squashed, err := g.squashMerges(ctx, v)
 	if err != nil {
 		return nil, err
@@ -482,16 +485,24 @@ func (g *Git) find(ctx context.Context, number int) (*gitView, gitPR, error) {
 // `git diff --numstat <default>...<branch>`: the change since the branch
 // left the default branch, as a pull request shows it. Renames are listed
 // as a deletion and an addition, so both paths meet the protected-path
-// check; a binary file is changed with 0 lines.
+// check; a binary file is changed with 0 lines. A merged branch is
+// compared with the default branch as it was before its merge commit or
+// squash commit; one merged by fast-forward has no such commit and shows
+// no change.
 func (g *Git) Facts(ctx context.Context, number int) (Facts, error) {
 	v, p, err := g.find(ctx, number)
 	if err != nil {
 		return Facts{}, err
 	}
 	args := []string{"diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv"}
-	if p.tip != "" {
+	switch {
+	case p.tip != "" && p.State == StateMerged && p.MergeSHA != p.tip:
+		// Against the default branch as it was before the merge, which
+		// now contains the branch.
+		args = append(args, p.MergeSHA+"^1..."+p.tip)
+	case p.tip != "":
 		args = append(args, v.primary+"..."+p.tip)
-	} else {
+	default:
 		args = append(args, p.MergeSHA+"^", p.MergeSHA)
 	}
 	out, err := g.run(ctx, append(args, "--")...)

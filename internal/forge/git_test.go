@@ -194,6 +194,15 @@ func TestGitStatusClassifiesBranches(t *testing.T) {
 		t.Errorf("issues = %#v, want empty and non-nil", st.Issues)
 	}
 
+	if f, err := g.Facts(context.Background(), mc.Number); err != nil || !slices.Equal(f.Files, []string{"mc.txt"}) ||
+		f.State != StateMerged {
+		t.Errorf("facts of the merge-commit PR = %+v, %v", f, err)
+	}
+	if st, err := newGit(t, r.dir).Status(context.Background()); err != nil ||
+		len(st.Open)+len(st.Merged)+len(st.Closed) != 0 {
+		t.Errorf("without prefixes: %+v, %v", st, err)
+	}
+
 	// The numbers depend on the names alone.
 	again, err := g.Status(context.Background())
 	if err != nil {

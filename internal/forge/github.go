@@ -122,6 +122,12 @@ func validRepoPart(s string) bool {
 // Name identifies the provider in logs.
 func (g *GitHub) Name() string { return "github " + g.owner + "/" + g.name }
 
+// String keeps the token out of a provider printed with %v or %+v.
+func (g *GitHub) String() string { return g.Name() }
+
+// GoString keeps the token out of a provider printed with %#v.
+func (g *GitHub) GoString() string { return "forge.GitHub(" + g.owner + "/" + g.name + ")" }
+
 // APIError is a non-2xx answer from the API. It never carries the token.
 type APIError struct {
 	Method     string
@@ -130,6 +136,7 @@ type APIError struct {
 	Message    string // GitHub's "message", or the start of the body
 }
 
+// Error names the request and GitHub's answer.
 func (e *APIError) Error() string {
 	s := fmt.Sprintf("github: %s %s: HTTP %d", e.Method, e.Path, e.StatusCode)
 	if e.Message != "" {
@@ -159,6 +166,7 @@ type RateLimitError struct {
 	Message    string
 }
 
+// Error names the request and when to try again.
 func (e *RateLimitError) Error() string {
 	s := fmt.Sprintf("github: %s %s: rate limited (HTTP %d) until %s", e.Method, e.Path, e.StatusCode, e.Reset.UTC().Format(time.RFC3339))
 	if e.Message != "" {
@@ -735,9 +743,10 @@ func RepoFromRemote(remote string) (string, bool) {
 		}
 		path = u.Path
 	} else {
-		// scp-like syntax: [user@]host:path, where host has no slash.
+		// scp-like syntax: [user@]host:path, where host has no slash. Like
+		// git, a one-letter "host" is taken for a Windows drive.
 		colon := strings.IndexByte(remote, ':')
-		if colon <= 0 || strings.ContainsRune(remote[:colon], '/') {
+		if colon <= 1 || strings.ContainsRune(remote[:colon], '/') {
 			return "", false
 		}
 		path = remote[colon+1:]
