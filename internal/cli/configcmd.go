@@ -33,7 +33,7 @@ reported with the file, the JSON path of the offending value and the reason;
 the exit code is 2 when anything is wrong.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runValidate(g) },
-	})
+	}, newRollbackCmd(g))
 	return cmd
 }
 

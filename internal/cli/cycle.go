@@ -2,14 +2,17 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/decide"
 	"github.com/ooda-loop/ooda/internal/engine"
+	"github.com/ooda-loop/ooda/internal/forge"
 	"github.com/ooda-loop/ooda/internal/skills"
 )
 
@@ -55,10 +58,18 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	res, err := engine.RunCycle(ctx, engine.Options{
-		Project: root, ConfigPath: cfgPath, Clock: clk, DryRun: o.dryRun,
-		Registry: skills.Registry(), Out: g.human(),
-	})
+	opts := engine.Options{Project: root, ConfigPath: cfgPath, Clock: clk, DryRun: o.dryRun, Registry: skills.Registry(), Out: g.human()}
+	// The forge is chosen from config.forge; a config that does not load
+	// is reported by the engine itself (exit 2), so it is not an error here.
+	if cfg, cerr := config.Load(cfgPath); cerr == nil {
+		opts.Config = cfg
+		f, ferr := forge.Select(ctx, cfg, root)
+		if ferr != nil {
+			fmt.Fprintf(g.human(), "[WARN] Forge not available (%v); continuing without pull-request data.\n", ferr)
+		}
+		opts.Forge = f
+	}
+	res, err := engine.RunCycle(ctx, opts)
 	if err != nil {
 		if g.json && res.Status != "" {
 			_ = g.printJSON(cycleJSON(res, err))

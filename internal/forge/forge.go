@@ -28,7 +28,7 @@ type PR struct {
 	State    string    `json:"state"`
 	Draft    bool      `json:"draft"`
 	Labels   []string  `json:"labels,omitempty"`
-	Created  time.Time `json:"created_at"`
+	Created  time.Time `json:"created_at,omitzero"`
 	Merged   time.Time `json:"merged_at,omitzero"`
 	Closed   time.Time `json:"closed_at,omitzero"`
 	MergeSHA string    `json:"merge_commit_sha,omitempty"`

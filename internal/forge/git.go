@@ -532,9 +532,9 @@ func (g *Git) Facts(ctx context.Context, number int) (Facts, error) {
 //
 //	Ooda-Branch: <name>
 //
-// The working tree must be on the local default branch with no changes to
-// tracked files (untracked files are left alone; git refuses the merge if
-// it would overwrite one). A failed merge is undone. The commit is local:
+// The working tree must be on the local default branch with nothing staged
+// (modified and untracked files are left alone; git refuses the merge if it
+// would overwrite one). A failed merge is undone. The commit is local:
 // publishing it is the caller's decision.
 func (g *Git) MergeSquash(ctx context.Context, number int) error {
 	v, p, err := g.find(ctx, number)
@@ -548,12 +548,15 @@ func (g *Git) MergeSquash(ctx context.Context, number int) error {
 	if err != nil || strings.TrimSpace(head) != "refs/heads/"+v.defName {
 		return fmt.Errorf("git forge: %s is not on the default branch %q; not merging PR #%d", g.dir, v.defName, number)
 	}
-	dirty, err := g.run(ctx, "status", "--porcelain=v1", "--untracked-files=no", "--ignore-submodules=none")
-	if err != nil {
+	// Only the index must be clean: the squash commit is made from it. A
+	// modified working file (the engine's own state files change during a
+	// cycle) is left alone, and git refuses the merge itself if the branch
+	// would overwrite one.
+	if _, err := g.run(ctx, "diff", "--cached", "--quiet"); err != nil {
+		if exitCode(err) == 1 {
+			return fmt.Errorf("git forge: %s has staged changes; not merging PR #%d", g.dir, number)
+		}
 		return err
-	}
-	if strings.TrimSpace(dirty) != "" {
-		return fmt.Errorf("git forge: %s has uncommitted changes; not merging PR #%d", g.dir, number)
 	}
 	// merge.ff=only in a user's config would make git refuse --squash.
 	if _, err := g.run(ctx, "-c", "merge.ff=true", "merge", "--squash", "--no-stat", p.tip); err != nil {

@@ -425,11 +425,25 @@ func TestGitMergeSquashRefusals(t *testing.T) {
 	n := BranchNumber("auto/c/conflict")
 	ctx := context.Background()
 
+	// A modified file the branch touches: git refuses to overwrite it, and
+	// the tree is left as it was.
 	r.write("README", "dirty\n")
-	if err := g.MergeSquash(ctx, n); err == nil || !strings.Contains(err.Error(), "uncommitted") {
+	if err := g.MergeSquash(ctx, n); err == nil || !strings.Contains(err.Error(), "would be overwritten") {
 		t.Errorf("dirty tree: err = %v", err)
 	}
+	if b, _ := os.ReadFile(filepath.Join(r.dir, "README")); string(b) != "dirty\n" {
+		t.Errorf("the local change was lost: %q", b)
+	}
 	r.git("checkout", "--", "README")
+
+	// Something staged: the squash commit would sweep it in, so no merge.
+	r.write("other.txt", "staged\n")
+	r.git("add", "other.txt")
+	if err := g.MergeSquash(ctx, n); err == nil || !strings.Contains(err.Error(), "staged changes") {
+		t.Errorf("staged change: err = %v", err)
+	}
+	r.git("rm", "-q", "--cached", "other.txt")
+	os.Remove(filepath.Join(r.dir, "other.txt"))
 
 	r.git("checkout", "-q", "auto/c/conflict")
 	if err := g.MergeSquash(ctx, n); err == nil || !strings.Contains(err.Error(), "not on the default branch") {

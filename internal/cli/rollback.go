@@ -1,0 +1,226 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ooda-loop/ooda/internal/gitrepo"
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// rollbackOptions are the flags of `ooda config rollback`.
+type rollbackOptions struct {
+	confirm string
+	hard    bool
+}
+
+func newRollbackCmd(g *globals) *cobra.Command {
+	var o rollbackOptions
+	cmd := &cobra.Command{
+		Use:   "rollback CYCLE",
+		Short: "Roll the project back to the checkpoint of a cycle (asks for the phrase \"rollback CYCLE\")",
+		Long: `Roll the project's code back to the commit recorded by the checkpoint of
+CYCLE (agent/state/evolve/checkpoints.json keeps the last 5), restore the
+confidence and the pending actions it kept, and create the HALT file so
+nothing runs until a human has looked.
+
+The default is non-destructive: every commit since the checkpoint is
+reverted in one new commit ("git revert" of CHECKPOINT..HEAD). The loop's
+own history under agent/state/ is kept as it is — the cycle log is never
+rewritten. --hard resets the branch to the checkpoint instead (git reset
+--hard), discarding those commits.
+
+The command asks for the exact phrase "rollback CYCLE"; --confirm supplies
+it non-interactively. Anything else cancels.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("usage: ooda config rollback CYCLE"))
+			}
+			if _, err := strconv.Atoi(args[0]); err != nil {
+				return usageError(fmt.Errorf("CYCLE must be a cycle number, got %q", args[0]))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, _ := strconv.Atoi(args[0])
+			return runRollback(cmd.Context(), g, n, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.confirm, "confirm", "", `the confirmation phrase, "rollback CYCLE"`)
+	cmd.Flags().BoolVar(&o.hard, "hard", false, "git reset --hard to the checkpoint instead of reverting")
+	return cmd
+}
+
+func runRollback(ctx context.Context, g *globals, cycle int, o rollbackOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return err
+	}
+	clk, err := g.clock()
+	if err != nil {
+		return err
+	}
+	root, err := g.root()
+	if err != nil {
+		return err
+	}
+	st := state.New(root)
+	snap, err := st.Load()
+	var corrupt *state.CorruptLedgerError
+	if err != nil && !errors.As(err, &corrupt) {
+		return err
+	}
+	cp, ok := snap.Checkpoints.Find(cycle)
+	if !ok {
+		var have []string
+		for _, c := range snap.Checkpoints.Checkpoints {
+			have = append(have, strconv.Itoa(c.Cycle))
+		}
+		msg := fmt.Sprintf("no checkpoint for cycle %d", cycle)
+		if len(have) > 0 {
+			msg += " (checkpoints exist for cycles " + strings.Join(have, ", ") + ")"
+		}
+		return usageError(errors.New(msg))
+	}
+	phrase := fmt.Sprintf("rollback %d", cycle)
+	answer := o.confirm
+	if answer == "" {
+		if !isTerminal(os.Stdin) {
+			return usageError(fmt.Errorf("confirmation needed: run again with --confirm %q", phrase))
+		}
+		fmt.Fprintf(g.stderr, "This reverts the project to commit %s (cycle #%d, %s) and creates the HALT file.\nType %q to confirm: ", cp.CommitSHA, cp.Cycle, cp.Timestamp, phrase)
+		line, _ := bufio.NewReader(g.stdin).ReadString('\n')
+		answer = strings.TrimSpace(line)
+	}
+	if answer != phrase {
+		return usageError(fmt.Errorf("cancelled: the confirmation %q is not %q", answer, phrase))
+	}
+	now := clk.Now()
+	lock, _, err := state.AcquireLock(st.LockPath(), now, cfg.Safety.LockTimeout())
+	if err != nil {
+		return fmt.Errorf("cannot roll back while a cycle runs: %w", err)
+	}
+	defer lock.Release()
+
+	repo, isRepo := gitrepo.Open(ctx, root, nil)
+	if cp.CommitSHA != "" {
+		if !isRepo {
+			return fmt.Errorf("%s is not a git repository; the checkpoint names commit %s", root, cp.CommitSHA)
+		}
+		if err := rollbackCode(ctx, repo, cp, o.hard); err != nil {
+			return err
+		}
+	}
+	// Restore the state the checkpoint kept.
+	if len(cp.StateSnapshot.Confidence) > 0 && string(cp.StateSnapshot.Confidence) != "null" {
+		if err := st.RestoreEvolveFile(state.ConfidenceFile, append(prettyJSON(cp.StateSnapshot.Confidence), '\n')); err != nil {
+			return err
+		}
+	}
+	q := snap.ActionQueue
+	q.Pending = cp.StateSnapshot.ActionQueue
+	if err := st.SaveActionQueue(q); err != nil {
+		return err
+	}
+	reason := fmt.Sprintf("Rolled back to cycle %d (commit %s) by `ooda config rollback`. Review the project, then run `ooda resume`.", cycle, orNone(cp.CommitSHA))
+	if err := st.WriteHalt(cfg.Safety.HaltFile, reason, now); err != nil {
+		return err
+	}
+	if isRepo && cfg.CommitState() {
+		if _, err := repo.CommitPaths(ctx, fmt.Sprintf("ooda: restore state of cycle #%d after rollback", cycle), st.Written()); err != nil {
+			fmt.Fprintf(g.stderr, "ooda: warning: restored state not committed: %v\n", err)
+		}
+	}
+	if g.json {
+		return g.printJSON(map[string]any{"rolled_back_to": cycle, "commit_sha": cp.CommitSHA, "hard": o.hard, "halt": true})
+	}
+	fmt.Fprintf(g.stdout, "Rolled back to cycle %d.\nHALT file created: review the project, then run `ooda resume`.\n", cycle)
+	return nil
+}
+
+// rollbackCode reverts (or with hard, resets) the code to the checkpoint's
+// commit. The revert leaves agent/state/ as it is: the loop's record of
+// what happened, including the cycle log, is history, not code.
+func rollbackCode(ctx context.Context, repo *gitrepo.Repo, cp state.Checkpoint, hard bool) error {
+	if why, busy := repo.Busy(ctx); busy {
+		return fmt.Errorf("cannot roll back: %s", why)
+	}
+	if hard {
+		_, err := repo.Run(ctx, "reset", "--hard", cp.CommitSHA)
+		return err
+	}
+	out, err := repo.Run(ctx, "rev-list", cp.CommitSHA+"..HEAD")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(out) == "" {
+		return nil
+	}
+	if _, err := repo.Run(ctx, "revert", "--no-commit", cp.CommitSHA+"..HEAD"); err != nil {
+		_, _ = repo.Run(ctx, "revert", "--abort")
+		return err
+	}
+	if _, err := repo.Run(ctx, "checkout", "HEAD", "--", "agent/state"); err != nil {
+		// Nothing under agent/state in HEAD is not an error.
+		if !strings.Contains(err.Error(), "did not match any") {
+			_, _ = repo.Run(ctx, "revert", "--abort")
+			return err
+		}
+	}
+	staged, err := repo.Run(ctx, "diff", "--cached", "--name-only")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(staged) == "" {
+		_, _ = repo.Run(ctx, "revert", "--quit")
+		return nil
+	}
+	if _, err := repo.Run(ctx, "commit", "--quiet", "-m", fmt.Sprintf("Revert to cycle #%d (%s)", cp.Cycle, shortSHA(cp.CommitSHA)), "-m", "ooda config rollback "+strconv.Itoa(cp.Cycle)); err != nil {
+		return err
+	}
+	return nil
+}
+
+func prettyJSON(b []byte) []byte {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return b
+	}
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// isTerminal reports whether f is a character device (an interactive
+// terminal); without one, ooda never prompts.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

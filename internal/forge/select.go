@@ -1,0 +1,117 @@
+package forge
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os/exec"
+	"strings"
+
+	"github.com/ooda-loop/ooda/internal/config"
+)
+
+// Select builds the project's forge from config.forge: "github", "git",
+// "none", or "auto" — GitHub when forge.repo is set or the origin remote is
+// on GitHub (or on the configured GitHub Enterprise host), else plain git
+// when the project is a git repository, else none. A nil Forge with a nil
+// error means none.
+func Select(ctx context.Context, cfg *config.Config, root string) (Forge, error) {
+	fc := cfg.Forge
+	provider := fc.Provider
+	if provider == "" {
+		provider = "auto"
+	}
+	if provider == "none" {
+		return nil, nil
+	}
+	origin := gitOutput(ctx, root, "remote", "get-url", "origin")
+	isRepo := gitOutput(ctx, root, "rev-parse", "--is-inside-work-tree") == "true"
+	repo := fc.Repo
+	onGitHub := false
+	if repo == "" {
+		if r, ok := RepoFromRemote(origin); ok && hostMatches(origin, fc.APIURL) {
+			repo, onGitHub = r, true
+		}
+	}
+	if provider == "auto" {
+		switch {
+		case repo != "" && (fc.Repo != "" || onGitHub):
+			provider = "github"
+		case isRepo:
+			provider = "git"
+		default:
+			return nil, nil
+		}
+	}
+	switch provider {
+	case "github":
+		if repo == "" {
+			if r, ok := RepoFromRemote(origin); ok {
+				repo = r
+			} else {
+				return nil, fmt.Errorf("forge github: set forge.repo (owner/name); the origin remote %q is not a GitHub repository", origin)
+			}
+		}
+		return NewGitHub(GitHubOptions{Repo: repo, BaseURL: fc.APIURL, Token: TokenFromEnv(nil, nil), UserAgent: "ooda"})
+	case "git":
+		if !isRepo {
+			return nil, fmt.Errorf("forge git: %s is not a git repository", root)
+		}
+		var prefixes []string
+		seen := map[string]bool{}
+		for _, d := range cfg.Domains {
+			if p := d.BranchPrefix; p != "" && !seen[p] {
+				seen[p] = true
+				prefixes = append(prefixes, p)
+			}
+		}
+		if p := cfg.Implementation.BranchPrefix; p != "" && !seen[p] {
+			prefixes = append(prefixes, p)
+		}
+		return NewGit(GitOptions{Dir: root, DefaultBranch: fc.DefaultBranch, BranchPrefixes: prefixes})
+	}
+	return nil, fmt.Errorf("forge: unknown provider %q", provider)
+}
+
+// hostMatches reports whether a remote URL points at github.com, or at the
+// host of a GitHub Enterprise API URL.
+func hostMatches(remote, apiURL string) bool {
+	host := remoteHost(remote)
+	if host == "" {
+		return false
+	}
+	if host == "github.com" || strings.HasSuffix(host, ".github.com") {
+		return true
+	}
+	if u, err := url.Parse(apiURL); err == nil && u.Hostname() != "" && u.Hostname() != "api.github.com" {
+		return strings.EqualFold(u.Hostname(), host)
+	}
+	return false
+}
+
+func remoteHost(remote string) string {
+	if i := strings.Index(remote, "://"); i >= 0 {
+		u, err := url.Parse(remote)
+		if err != nil {
+			return ""
+		}
+		return strings.ToLower(u.Hostname())
+	}
+	at := strings.LastIndexByte(remote, '@')
+	rest := remote[at+1:]
+	colon := strings.IndexByte(rest, ':')
+	if colon <= 0 {
+		return ""
+	}
+	return strings.ToLower(rest[:colon])
+}
+
+func gitOutput(ctx context.Context, dir string, args ...string) string {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = gitEnv()
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
