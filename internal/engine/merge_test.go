@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,5 +144,49 @@ func TestProtectedPathMatching(t *testing.T) {
 		if _, got := Protected(file, pats); got != want {
 			t.Errorf("Protected(%q) = %v, want %v", file, got, want)
 		}
+	}
+}
+
+// The original project's auto-merge-gating fixture: level 3, auto-merge and
+// rollback opted in, one "implementation" domain run by /dev-cycle. A PR
+// inside the limits is merged; one past them is left for a human.
+func TestCompatFixture_AutoMergeGating(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(compat, "fixtures/auto-merge-gating/config.json"))
+	if err != nil {
+		t.Skip("compat fixtures not available")
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["skills"] = map[string]any{"/dev-cycle": map[string]any{"command": []string{"/bin/sh", "dev.sh"}}}
+	safety := cfg["safety"].(map[string]any)
+	safety["first_cycle_observe_only"] = false
+	cfg["test_command"] = "true"
+	out, _ := json.Marshal(cfg)
+	for _, tc := range []struct {
+		name   string
+		facts  forge.Facts
+		merged bool
+		why    string
+	}{
+		{"within limits", forge.Facts{Number: 41, Files: []string{"src/retry.ts"}, ChangedFiles: 1, Additions: 20, Deletions: 5}, true, ""},
+		{"too large", forge.Facts{Number: 41, Files: []string{"src/retry.ts"}, ChangedFiles: 1, Additions: 80, Deletions: 25}, false, "105 lines > auto_merge_max_lines 100"},
+		{"protected", forge.Facts{Number: 41, Files: []string{"agent/contracts/dev-cycle.yaml"}, ChangedFiles: 1, Additions: 2}, false, "matches protected path agent/contracts/*"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := project(t, string(out), map[string]string{"dev.sh": "printf '" + passedPR + "' > \"$OODA_REPORT\"\n"})
+			fg := &fakeForge{facts: map[int]forge.Facts{41: tc.facts}}
+			res, log := runForge(t, dir, t0, fg)
+			if res.AutoMerged != tc.merged || (tc.why != "" && !strings.Contains(log, tc.why)) {
+				t.Fatalf("merged %v\n%s", res.AutoMerged, log)
+			}
+			// enable_rollback: a checkpoint precedes the action either way.
+			var cps state.Checkpoints
+			readJSON(t, filepath.Join(dir, "agent/state/evolve/checkpoints.json"), &cps)
+			if len(cps.Checkpoints) == 0 || cps.Checkpoints[0].Reason != "before action" {
+				t.Errorf("checkpoints = %+v", cps.Checkpoints)
+			}
+		})
 	}
 }
