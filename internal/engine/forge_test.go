@@ -41,10 +41,13 @@ func (f *fakeForge) Facts(_ context.Context, n int) (forge.Facts, error) {
 	}
 	return fa, nil
 }
-func (f *fakeForge) MergeSquash(_ context.Context, n int) error {
+func (f *fakeForge) MergeSquash(_ context.Context, n int, head string) error {
 	f.calls = append(f.calls, "merge")
 	if f.mergeErr != nil {
 		return f.mergeErr
+	}
+	if head != f.facts[n].HeadSHA {
+		return forge.ErrHeadMoved
 	}
 	f.merged = append(f.merged, n)
 	return nil

@@ -93,7 +93,7 @@ func (c *cycle) riskTier(ctx context.Context, pr int, run skillRun) (int, string
 // postProcessPR is 4-C for a PR opened this cycle: its risk tier, and for
 // tier 1 the auto-merge with its health check and automatic rollback.
 func (c *cycle) postProcessPR(ctx context.Context, f *record.Facts, pr int, run skillRun) {
-	tier, why, _ := c.riskTier(ctx, pr, run)
+	tier, why, facts := c.riskTier(ctx, pr, run)
 	f.RiskTier = &tier
 	if tier != 1 {
 		c.printf("[Act] PR #%d requires human review (Risk Tier 3: %s).", pr, why)
@@ -106,7 +106,11 @@ func (c *cycle) postProcessPR(ctx context.Context, f *record.Facts, pr int, run 
 		return
 	}
 	c.checkpoint(ctx, "before auto-merge of PR #"+fmt.Sprint(pr))
-	if err := c.forge.MergeSquash(ctx, pr); err != nil {
+	if err := c.forge.MergeSquash(ctx, pr, facts.HeadSHA); err != nil {
+		if errors.Is(err, forge.ErrHeadMoved) {
+			c.printf("[Act] Auto-merge skipped: PR #%d changed after its facts were checked. It is left for a human.", pr)
+			return
+		}
 		if errors.Is(err, forge.ErrSquashDisabled) {
 			c.printf("[Act] Auto-merge skipped: enable squash-merge on the repo. PR #%d is left for a human.", pr)
 		} else {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -189,4 +190,27 @@ func TestCompatFixture_AutoMergeGating(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestStep4C_HeadMovedAfterTheGateIsLeftForAHuman(t *testing.T) {
+	dir := mergeProject(t, passedPR, nil)
+	facts := goodFacts()
+	f := facts[41]
+	f.HeadSHA = "checked"
+	facts[41] = f
+	fg := &movingForge{fakeForge{facts: facts}}
+	res, out := runForge(t, dir, t0, fg)
+	if res.AutoMerged || !strings.Contains(out, "changed after its facts were checked") {
+		t.Errorf("%s", out)
+	}
+}
+
+// movingForge's PR gets a new head between the facts and the merge.
+type movingForge struct{ fakeForge }
+
+func (m *movingForge) MergeSquash(ctx context.Context, n int, head string) error {
+	if head != "moved" {
+		return forge.ErrHeadMoved
+	}
+	return nil
 }

@@ -37,10 +37,13 @@ type PR struct {
 // Facts are the facts the auto-merge gate re-reads from the forge itself
 // (4-C): it never trusts a skill's own account of its PR.
 type Facts struct {
-	Number       int      `json:"number"`
-	State        string   `json:"state"`
-	Draft        bool     `json:"draft"`
-	HeadRef      string   `json:"head_ref"`
+	Number  int    `json:"number"`
+	State   string `json:"state"`
+	Draft   bool   `json:"draft"`
+	HeadRef string `json:"head_ref"`
+	// HeadSHA is the commit the facts describe; MergeSquash merges only
+	// that commit, so nothing pushed after the gate checked is merged.
+	HeadSHA      string   `json:"head_sha"`
 	Files        []string `json:"files"`
 	ChangedFiles int      `json:"changed_files"`
 	Additions    int      `json:"additions"`
@@ -68,6 +71,10 @@ type Status struct {
 // to a merge commit (that would break the one-parent revert of 4-C2).
 var ErrSquashDisabled = errors.New("squash merge is not enabled on the repository")
 
+// ErrHeadMoved is returned by MergeSquash when the PR's head is no longer
+// the commit whose facts the gate checked.
+var ErrHeadMoved = errors.New("the PR's head moved after its facts were read")
+
 // ErrNotFound is returned for a PR the forge does not know.
 var ErrNotFound = errors.New("not found")
 
@@ -79,8 +86,9 @@ type Forge interface {
 	Status(ctx context.Context) (Status, error)
 	// Facts re-reads one PR's facts.
 	Facts(ctx context.Context, number int) (Facts, error)
-	// MergeSquash squash-merges a PR into the default branch.
-	MergeSquash(ctx context.Context, number int) error
+	// MergeSquash squash-merges a PR into the default branch. A non-empty
+	// headSHA must still be the PR's head, else ErrHeadMoved.
+	MergeSquash(ctx context.Context, number int, headSHA string) error
 	// Reverted reports whether a merged PR's change was reverted on the
 	// default branch since it was merged (the 2-B4 merge-and-hold check).
 	Reverted(ctx context.Context, pr PR) (bool, error)

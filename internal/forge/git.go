@@ -509,7 +509,7 @@ func (g *Git) Facts(ctx context.Context, number int) (Facts, error) {
 	if err != nil {
 		return Facts{}, err
 	}
-	f := Facts{Number: p.Number, State: p.State, HeadRef: p.HeadRef, Files: []string{}}
+	f := Facts{Number: p.Number, State: p.State, HeadRef: p.HeadRef, HeadSHA: p.tip, Files: []string{}}
 	for _, rec := range strings.Split(out, "\x00") {
 		parts := strings.SplitN(rec, "\t", 3)
 		if len(parts) != 3 {
@@ -536,10 +536,13 @@ func (g *Git) Facts(ctx context.Context, number int) (Facts, error) {
 // (modified and untracked files are left alone; git refuses the merge if it
 // would overwrite one). A failed merge is undone. The commit is local:
 // publishing it is the caller's decision.
-func (g *Git) MergeSquash(ctx context.Context, number int) error {
+func (g *Git) MergeSquash(ctx context.Context, number int, headSHA string) error {
 	v, p, err := g.find(ctx, number)
 	if err != nil {
 		return err
+	}
+	if headSHA != "" && p.tip != headSHA {
+		return fmt.Errorf("git forge: PR #%d (%s) is at %s, not %s: %w", number, p.HeadRef, p.tip, headSHA, ErrHeadMoved)
 	}
 	if p.State != StateOpen {
 		return fmt.Errorf("git forge: PR #%d (%s) is %s, not open", number, p.HeadRef, p.State)

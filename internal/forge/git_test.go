@@ -335,7 +335,7 @@ func TestGitMergeSquashAndRevert(t *testing.T) {
 	g := newGit(t, r.dir, "auto/s/")
 	n := BranchNumber("auto/s/feature")
 	ctx := context.Background()
-	if err := g.MergeSquash(ctx, n); err != nil {
+	if err := g.MergeSquash(ctx, n, ""); err != nil {
 		t.Fatal(err)
 	}
 	if parents := strings.Fields(r.git("rev-list", "--parents", "-n1", "HEAD")); len(parents) != 2 || parents[1] != before {
@@ -358,7 +358,7 @@ func TestGitMergeSquashAndRevert(t *testing.T) {
 		t.Fatalf("after the squash merge: %+v", st)
 	}
 	merged := st.Merged[0]
-	if err := g.MergeSquash(ctx, n); err == nil {
+	if err := g.MergeSquash(ctx, n, ""); err == nil {
 		t.Error("merging a merged PR again succeeded")
 	}
 
@@ -428,7 +428,7 @@ func TestGitMergeSquashRefusals(t *testing.T) {
 	// A modified file the branch touches: git refuses to overwrite it, and
 	// the tree is left as it was.
 	r.write("README", "dirty\n")
-	if err := g.MergeSquash(ctx, n); err == nil || !strings.Contains(err.Error(), "would be overwritten") {
+	if err := g.MergeSquash(ctx, n, ""); err == nil || !strings.Contains(err.Error(), "would be overwritten") {
 		t.Errorf("dirty tree: err = %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(r.dir, "README")); string(b) != "dirty\n" {
@@ -439,19 +439,19 @@ func TestGitMergeSquashRefusals(t *testing.T) {
 	// Something staged: the squash commit would sweep it in, so no merge.
 	r.write("other.txt", "staged\n")
 	r.git("add", "other.txt")
-	if err := g.MergeSquash(ctx, n); err == nil || !strings.Contains(err.Error(), "staged changes") {
+	if err := g.MergeSquash(ctx, n, ""); err == nil || !strings.Contains(err.Error(), "staged changes") {
 		t.Errorf("staged change: err = %v", err)
 	}
 	r.git("rm", "-q", "--cached", "other.txt")
 	os.Remove(filepath.Join(r.dir, "other.txt"))
 
 	r.git("checkout", "-q", "auto/c/conflict")
-	if err := g.MergeSquash(ctx, n); err == nil || !strings.Contains(err.Error(), "not on the default branch") {
+	if err := g.MergeSquash(ctx, n, ""); err == nil || !strings.Contains(err.Error(), "not on the default branch") {
 		t.Errorf("wrong branch: err = %v", err)
 	}
 	r.git("checkout", "-q", "main")
 
-	if err := g.MergeSquash(ctx, n); err == nil {
+	if err := g.MergeSquash(ctx, n, ""); err == nil {
 		t.Error("conflicting merge succeeded")
 	}
 	if got := r.git("status", "--porcelain"); got != "" {
@@ -460,7 +460,7 @@ func TestGitMergeSquashRefusals(t *testing.T) {
 	if got := r.git("rev-parse", "HEAD"); got != head {
 		t.Errorf("HEAD moved to %s", got)
 	}
-	if err := g.MergeSquash(ctx, 999_999_999); !errors.Is(err, ErrNotFound) {
+	if err := g.MergeSquash(ctx, 999_999_999, ""); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown PR: err = %v", err)
 	}
 }
@@ -525,5 +525,33 @@ func TestMentionsBranch(t *testing.T) {
 		if got := mentionsBranch(msg, "auto/a"); got != want {
 			t.Errorf("mentionsBranch(%q) = %v, want %v", msg, got, want)
 		}
+	}
+}
+
+func TestGitMergeSquashPinsTheCheckedHead(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, "main")
+	r.commit(at(0), "initial", "README", "x\n")
+	r.git("checkout", "-q", "-b", "auto/s/f")
+	r.commit(at(1), "one", "f.txt", "1\n")
+	checked := r.git("rev-parse", "HEAD")
+	r.commit(at(2), "pushed after the check", "f.txt", "1\n2\n")
+	r.git("checkout", "-q", "main")
+	g := newGit(t, r.dir, "auto/s/")
+	ctx := context.Background()
+	n := BranchNumber("auto/s/f")
+	facts, err := g.Facts(ctx, n)
+	if err != nil || facts.HeadSHA == "" || facts.HeadSHA == checked {
+		t.Fatalf("facts head = %q (%v)", facts.HeadSHA, err)
+	}
+	before := r.git("rev-parse", "HEAD")
+	if err := g.MergeSquash(ctx, n, checked); !errors.Is(err, ErrHeadMoved) {
+		t.Errorf("err = %v, want ErrHeadMoved", err)
+	}
+	if r.git("rev-parse", "HEAD") != before {
+		t.Error("merged despite the moved head")
+	}
+	if err := g.MergeSquash(ctx, n, facts.HeadSHA); err != nil {
+		t.Errorf("merge at the checked head: %v", err)
 	}
 }

@@ -185,6 +185,7 @@ type ghPull struct {
 	Merged bool   `json:"merged"` // only in the single-PR answer
 	Head   struct {
 		Ref string `json:"ref"`
+		SHA string `json:"sha"`
 	} `json:"head"`
 	Labels []struct {
 		Name string `json:"name"`
@@ -333,6 +334,7 @@ func (g *GitHub) Facts(ctx context.Context, number int) (Facts, error) {
 		State:        p.pr().State,
 		Draft:        p.Draft,
 		HeadRef:      p.Head.Ref,
+		HeadSHA:      p.Head.SHA,
 		Files:        make([]string, 0, len(files)),
 		ChangedFiles: p.ChangedFiles,
 		Additions:    p.Additions,
@@ -354,8 +356,9 @@ func (g *GitHub) pull(ctx context.Context, number int) (ghPull, error) {
 }
 
 // MergeSquash squash-merges a PR. A refusal of the squash method is
-// ErrSquashDisabled; nothing else is ever tried.
-func (g *GitHub) MergeSquash(ctx context.Context, number int) error {
+// ErrSquashDisabled; nothing else is ever tried. With headSHA, GitHub
+// itself refuses (409) when the head moved since the facts were read.
+func (g *GitHub) MergeSquash(ctx context.Context, number int, headSHA string) error {
 	if number <= 0 {
 		return fmt.Errorf("github: PR #%d: %w", number, ErrNotFound)
 	}
@@ -363,9 +366,15 @@ func (g *GitHub) MergeSquash(ctx context.Context, number int) error {
 		Merged  bool   `json:"merged"`
 		Message string `json:"message"`
 	}
-	err := g.do(ctx, http.MethodPut, g.repoPath("pulls", strconv.Itoa(number), "merge"), nil,
-		map[string]string{"merge_method": "squash"}, &res)
+	body := map[string]string{"merge_method": "squash"}
+	if headSHA != "" {
+		body["sha"] = headSHA
+	}
+	err := g.do(ctx, http.MethodPut, g.repoPath("pulls", strconv.Itoa(number), "merge"), nil, body, &res)
 	var apiErr *APIError
+	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusConflict {
+		return fmt.Errorf("%w: %w", ErrHeadMoved, err)
+	}
 	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusMethodNotAllowed && squashRefused(apiErr.Message) {
 		return fmt.Errorf("%w: %w", ErrSquashDisabled, err)
 	}

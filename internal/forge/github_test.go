@@ -297,19 +297,19 @@ func TestGitHubMergeSquash(t *testing.T) {
 	g := f.client(t)
 	ctx := context.Background()
 
-	if err := g.MergeSquash(ctx, 7); err != nil {
+	if err := g.MergeSquash(ctx, 7, ""); err != nil {
 		t.Errorf("merge: %v", err)
 	}
-	err := g.MergeSquash(ctx, 8)
+	err := g.MergeSquash(ctx, 8, "")
 	if !errors.Is(err, ErrSquashDisabled) || !strings.Contains(err.Error(), "Squash merges are not allowed") {
 		t.Errorf("squash disabled: err = %v", err)
 	}
-	err = g.MergeSquash(ctx, 9)
+	err = g.MergeSquash(ctx, 9, "")
 	var apiErr *APIError
 	if err == nil || errors.Is(err, ErrSquashDisabled) || !errors.As(err, &apiErr) || apiErr.StatusCode != 405 {
 		t.Errorf("not mergeable: err = %v", err)
 	}
-	if err := g.MergeSquash(ctx, 10); !errors.Is(err, ErrNotFound) {
+	if err := g.MergeSquash(ctx, 10, ""); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing PR: err = %v", err)
 	}
 	if f.hit("PUT /repos/octo/widget/pulls/8/merge") != 1 {
@@ -565,5 +565,23 @@ func TestRepoFromRemote(t *testing.T) {
 		if got != want || ok != (want != "") {
 			t.Errorf("RepoFromRemote(%q) = %q, %v; want %q", in, got, ok, want)
 		}
+	}
+}
+
+func TestGitHubMergeSquashPinsTheCheckedHead(t *testing.T) {
+	t.Parallel()
+	f := newFakeGitHub(t, "", testToken)
+	f.on("PUT /repos/octo/widget/pulls/7/merge", func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body["sha"] != "0123abc" || body["merge_method"] != "squash" {
+			t.Errorf("merge body = %v, %v", body, err)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusConflict)
+		io.WriteString(w, `{"message":"Head branch was modified. Review and try the merge again."}`)
+	})
+	err := f.client(t).MergeSquash(context.Background(), 7, "0123abc")
+	if !errors.Is(err, ErrHeadMoved) {
+		t.Errorf("err = %v, want ErrHeadMoved", err)
 	}
 }
