@@ -12,6 +12,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/contract"
 	"github.com/ooda-loop/ooda/internal/decide"
 	"github.com/ooda-loop/ooda/internal/observe"
+	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/proc"
 	"github.com/ooda-loop/ooda/internal/record"
 	"github.com/ooda-loop/ooda/internal/state"
@@ -210,6 +211,7 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 		c.prRun = run
 	}
 	c.runChain(ctx, f, obs, w, run, gated)
+	c.detectNewPRs(ctx, f)
 	if f.PRNumber != nil && c.res.Status != StatusHalted {
 		c.postProcessPR(ctx, f, *f.PRNumber, c.prRun)
 	}
@@ -470,4 +472,47 @@ func (c *cycle) recordDomainRun(domain string) {
 		st.DomainLastRun = map[string]string{}
 	}
 	st.DomainLastRun[domain] = state.FormatTime(c.now)
+}
+
+// detectNewPRs is the other half of 4-C's "was a PR created?": a skill
+// that opened a PR without reporting it is caught by an open PR under a
+// domain's branch prefix that Step 1-B did not see.
+func (c *cycle) detectNewPRs(ctx context.Context, f *record.Facts) {
+	if c.forge == nil || !c.fview.ok {
+		return
+	}
+	st, err := c.forge.Status(ctx)
+	if err != nil {
+		c.printf("[WARN] Could not re-list PRs after the skill ran (%v).", err)
+		return
+	}
+	seen := map[int]bool{}
+	for _, pr := range c.fview.status.Open {
+		seen[pr.Number] = true
+	}
+	if f.PRNumber != nil {
+		seen[*f.PRNumber] = true
+	}
+	for _, pr := range st.Open {
+		if seen[pr.Number] || orient.DomainOfBranch(c.cfg, pr.HeadRef) == "" {
+			continue
+		}
+		c.printf("[Act] PR #%d created on branch %s", pr.Number, pr.HeadRef)
+		c.prsCreated++
+		if f.PRNumber == nil {
+			n := pr.Number
+			f.PRNumber = &n
+			tier := 3
+			f.RiskTier = &tier
+			if c.prRun.skill == "" {
+				c.prRun = skillRun{skill: f.Skill}
+			}
+			continue
+		}
+		if c.prsCreated > c.cfg.Safety.MaxPRsPerCycle {
+			c.printf("[WARN] PR #%d is beyond max_prs_per_cycle (%d): Risk Tier 3, human review.", pr.Number, c.cfg.Safety.MaxPRsPerCycle)
+			c.memo = append(c.memo, state.Memo{Timestamp: state.FormatTime(c.now), Cycle: c.res.Cycle, Type: "safety_violation",
+				Message: fmt.Sprintf("max_prs_per_cycle exceeded: PR #%d", pr.Number)})
+		}
+	}
 }

@@ -214,3 +214,33 @@ func (m *movingForge) MergeSquash(ctx context.Context, n int, head string) error
 	}
 	return nil
 }
+
+// statusSeq answers Status from a list, one answer per call.
+type statusSeq struct {
+	fakeForge
+	seq []forge.Status
+}
+
+func (s *statusSeq) Status(context.Context) (forge.Status, error) {
+	st := s.seq[0]
+	if len(s.seq) > 1 {
+		s.seq = s.seq[1:]
+	}
+	return st, nil
+}
+
+func TestStep4C_UnreportedPRDetectedByBranchPrefix(t *testing.T) {
+	dir := mergeProject(t, `{"test_status": "passed"}`, func(s string) string {
+		return strings.Replace(s, `"enable_auto_merge": true`, `"enable_auto_merge": false`, 1)
+	})
+	before := forge.Status{Open: []forge.PR{{Number: 5, HeadRef: "auto/fix/old"}}}
+	after := forge.Status{Open: []forge.PR{{Number: 5, HeadRef: "auto/fix/old"}, {Number: 6, HeadRef: "auto/fix/new"}, {Number: 7, HeadRef: "someone/else"}}}
+	fg := &statusSeq{seq: []forge.Status{before, after}}
+	res, out := runForge(t, dir, t0, fg)
+	if res.PRNumber == nil || *res.PRNumber != 6 || !strings.Contains(out, "PR #6 created on branch auto/fix/new") {
+		t.Errorf("pr %v\n%s", res.PRNumber, out)
+	}
+	if e := loadState(t, dir).DecisionLog[0]; e.ResultType != "pr_created" || *e.RiskTier != 3 {
+		t.Errorf("entry = %+v", e)
+	}
+}
