@@ -100,6 +100,10 @@ type Snapshot struct {
 	Metrics     Metrics
 	Outcomes    Outcomes
 	Checkpoints Checkpoints
+	Episodes    Episodes
+	Principles  Principles
+	Reflections Reflections
+	Cascades    Cascades
 	// CostLedger is nil when the file is missing (1-A creates it).
 	CostLedger *CostLedger
 	// StateFound is false for a project that never ran a cycle.
@@ -132,6 +136,7 @@ func (s *Store) Load() (*Snapshot, error) {
 	read(MetricsFile, &snap.Metrics)
 	read(OutcomesFile, &snap.Outcomes)
 	read(CheckpointsFile, &snap.Checkpoints)
+	s.LoadMemory(snap)
 	var ledger CostLedger
 	found, lerr := s.readJSON(CostLedgerFile, &ledger)
 	switch {
@@ -358,6 +363,14 @@ func (s *Store) Reset(name string) error {
 		return s.SaveOutcomes(Outcomes{})
 	case CheckpointsFile:
 		return s.SaveCheckpoints(Checkpoints{})
+	case EpisodesFile:
+		return s.SaveEpisodes(Episodes{})
+	case PrinciplesFile:
+		return s.SavePrinciples(Principles{})
+	case ReflectionsFile:
+		return s.SaveReflections(Reflections{})
+	case CascadesFile:
+		return s.SaveCascades(Cascades{})
 	}
 	return fmt.Errorf("reset %s: not a resettable state file", name)
 }
