@@ -87,9 +87,14 @@ type State struct {
 	DomainLastRun                map[string]string `json:"domain_last_run,omitempty"`
 	// CountedPRs are the PR numbers whose merge or rejection already moved
 	// a confidence (2-B): the decision log alone forgets after 20 cycles.
-	CountedPRs  []int           `json:"counted_prs,omitempty"`
-	DecisionLog []DecisionEntry `json:"decision_log"`
-	Extra       Extra           `json:"-"`
+	CountedPRs []int `json:"counted_prs,omitempty"`
+	// SaturationEvaluated is the cycle whose entry 2-A2 last counted.
+	SaturationEvaluated int `json:"saturation_evaluated_cycle,omitempty"`
+	// AlertStreaks counts, per domain, the consecutive cycles that observed
+	// a warning or critical alert (5-D proposes a goal at 3).
+	AlertStreaks map[string]int  `json:"alert_streaks,omitempty"`
+	DecisionLog  []DecisionEntry `json:"decision_log"`
+	Extra        Extra           `json:"-"`
 }
 
 // UnmarshalJSON keeps unknown keys.

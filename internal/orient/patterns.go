@@ -1,0 +1,145 @@
+package orient
+
+import (
+	"fmt"
+
+	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// FutilePenalty is the 2-A one-shot score adjustment for a domain that
+// produced nothing for FutileRun consecutive cycles.
+const (
+	FutilePenalty = -10.0
+	FutileRun     = 3
+	patternWindow = 5
+)
+
+// Patterns is what 2-A reads in the recent decision log.
+type Patterns struct {
+	// ConsecutiveDomain won the last ConsecutiveCount decisions in a row.
+	ConsecutiveDomain string
+	ConsecutiveCount  int
+	// Failures counts error results per domain in the last 5 entries;
+	// InfraIssues lists the domains with 2 or more (an infrastructure
+	// issue rather than a domain with work to do).
+	Failures    map[string]int
+	InfraIssues []string
+	// FutileDomain produced no actionable output FutileCount times in a row
+	// at the end of the log; at FutileRun or more it is penalised.
+	FutileDomain string
+	FutileCount  int
+	Notes        []string
+}
+
+// Penalised reports whether the futile-loop penalty applies.
+func (p Patterns) Penalised() bool { return p.FutileCount >= FutileRun }
+
+// AnalyzePatterns is 2-A. The decision log is the source of truth: nothing
+// is kept in a separate counter, so the counts survive restarts.
+func AnalyzePatterns(log []state.DecisionEntry) Patterns {
+	p := Patterns{Failures: map[string]int{}}
+	// Consecutive selections: entries that selected a domain (skips that
+	// chose nothing neither extend nor break the run).
+	for i := len(log) - 1; i >= 0; i-- {
+		e := log[i]
+		if e.SelectedDomain == "" {
+			continue
+		}
+		if p.ConsecutiveDomain == "" {
+			p.ConsecutiveDomain = e.SelectedDomain
+		}
+		if e.SelectedDomain != p.ConsecutiveDomain {
+			break
+		}
+		p.ConsecutiveCount++
+	}
+	start := max(0, len(log)-patternWindow)
+	for _, e := range log[start:] {
+		if e.SelectedDomain != "" && (e.Result == "error" || e.Result == "failed") {
+			p.Failures[e.SelectedDomain]++
+		}
+	}
+	for _, e := range log[start:] {
+		d := e.SelectedDomain
+		if d != "" && p.Failures[d] >= 2 && !contains(p.InfraIssues, d) {
+			p.InfraIssues = append(p.InfraIssues, d)
+			p.Notes = append(p.Notes, fmt.Sprintf("[Orient] %s failed %d times in the last %d cycles: infrastructure_issue.", d, p.Failures[d], patternWindow))
+		}
+	}
+	// Futile loop: newest entries with the same domain, result success and
+	// no actionable output (no actions, alerts or PR).
+	for i := len(log) - 1; i >= 0; i-- {
+		e := log[i]
+		if e.Result != "success" || e.PRNumber != nil || e.HadOutput == nil || *e.HadOutput {
+			break
+		}
+		if p.FutileDomain == "" {
+			p.FutileDomain = e.SelectedDomain
+		}
+		if e.SelectedDomain != p.FutileDomain {
+			break
+		}
+		p.FutileCount++
+	}
+	if p.Penalised() {
+		p.Notes = append(p.Notes, fmt.Sprintf("[Orient] Futile loop detected: %s produced no output for %d consecutive cycles. Penalizing.", p.FutileDomain, p.FutileCount))
+	}
+	return p
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Saturation is the outcome of the 2-A2 circuit breaker.
+type Saturation struct {
+	Count int
+	// Evaluated is the cycle whose entry was counted (so a re-run after a
+	// HALT never counts the same cycle twice).
+	Evaluated int
+	Warn      bool
+	Boost     bool
+	Halt      bool
+	Message   string
+}
+
+// SaturationCheck is 2-A2: it evaluates the previous completed cycle (the
+// newest decision-log entry), never the one in flight. had_output false
+// increments the counter, true resets it, and skip entries (nothing was
+// run) leave it alone.
+func SaturationCheck(cfg *config.Config, count, evaluated int, log []state.DecisionEntry) Saturation {
+	s := Saturation{Count: count, Evaluated: evaluated}
+	if len(log) == 0 {
+		return s
+	}
+	prev := log[len(log)-1]
+	if prev.Cycle <= evaluated || prev.Action == "skip" || prev.Action == "blocked" || prev.HadOutput == nil {
+		return s
+	}
+	s.Evaluated = prev.Cycle
+	if *prev.HadOutput {
+		s.Count = 0
+		return s
+	}
+	s.Count++
+	sat := cfg.Saturation
+	n := s.Count
+	switch {
+	case sat.AutoHalt && sat.HaltThreshold > 0 && n >= sat.HaltThreshold:
+		s.Halt = true
+		s.Message = fmt.Sprintf("Observation saturation: %d cycles without actionable output. Human review needed. Delete this file to resume.", n)
+	case n == sat.BoostThreshold:
+		s.Boost = true
+		s.Message = fmt.Sprintf("Saturation boost: %d consecutive cycles without output; action queue +%g.", n, sat.ImplementationBoost)
+	case n == sat.WarnThreshold:
+		s.Warn = true
+		s.Message = fmt.Sprintf("Observation saturation: %d cycles without actionable output. Consider enabling implementation or reviewing domain configuration.", n)
+	}
+	return s
+}
