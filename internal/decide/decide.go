@@ -134,6 +134,7 @@ func Decide(in Input) Decision {
 		d.Options = append(d.Options, scoreImplementation(in, sig))
 	}
 	rank(d.Options)
+	lessonTieBreak(in, &d)
 	d.note("3-D: scored " + fmt.Sprint(len(d.Options)) + " option(s)")
 
 	eligible := make([]int, 0, len(d.Options))
@@ -245,6 +246,8 @@ func (d *Decision) explainLosers(wi int) {
 			o.Reasons = append(o.Reasons, "excluded: "+o.Excluded)
 		case d.Gated && i < wi:
 			o.Reasons = append(o.Reasons, fmt.Sprintf("confidence %.2f below threshold: passed over by the confidence gate", o.Confidence))
+		case o.Score > w.Score:
+			o.Reasons = append(o.Reasons, fmt.Sprintf("scored higher, but recalled lessons favour %s within %.1f points", w.Domain, LessonMargin))
 		case round9(o.Score) == round9(w.Score):
 			o.Reasons = append(o.Reasons, "tied with "+w.Domain+" and lost the tie-break ("+tieBreakWhy(w, *o)+")")
 		default:
@@ -610,3 +613,38 @@ func rank(opts []Option) {
 func round9(v float64) float64 { return math.Round(v*1e9) / 1e9 }
 
 func ptr[T any](v T) *T { return &v }
+
+// LessonMargin is how close two scores must be for a recalled lesson to
+// decide between them (2-F).
+const LessonMargin = 0.5
+
+// lessonTieBreak lets recalled lessons choose between the two best
+// eligible options when they score within LessonMargin: the one its
+// lessons lean towards goes first.
+func lessonTieBreak(in Input, d *Decision) {
+	if len(in.Lean) == 0 {
+		return
+	}
+	first, second := -1, -1
+	for i, o := range d.Options {
+		if o.Excluded != "" {
+			continue
+		}
+		if first < 0 {
+			first = i
+		} else {
+			second = i
+			break
+		}
+	}
+	if second < 0 {
+		return
+	}
+	a, b := d.Options[first], d.Options[second]
+	if a.Score-b.Score > LessonMargin || in.Lean[b.Domain] <= in.Lean[a.Domain] {
+		return
+	}
+	b.Reasons = append(b.Reasons, fmt.Sprintf("recalled lessons favour it over %s within %.1f points", a.Domain, LessonMargin))
+	d.Options[first], d.Options[second] = b, a
+	d.note(fmt.Sprintf("2-F: recalled lessons put %s ahead of %s (%.4f vs %.4f)", b.Domain, a.Domain, b.Score, a.Score))
+}

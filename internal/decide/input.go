@@ -35,6 +35,9 @@ type Input struct {
 	StaleAfterChange map[string]bool
 	// Quarantined domains are excluded from winning (session oscillation).
 	Quarantined map[string]bool
+	// Lean is the direction recalled lessons push each domain (2-F): +1
+	// after a hit, −1 after a miss. It breaks ties within LessonMargin.
+	Lean map[string]int
 }
 
 // Domain is one observed domain.

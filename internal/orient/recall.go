@@ -1,0 +1,58 @@
+package orient
+
+import (
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// Recall is what 2-F brought back.
+type Recall struct {
+	// Lessons are the recalled lessons, most recent first.
+	Lessons []state.Reflection
+	// Indexes are the positions in reflections.json to mark applied.
+	Indexes []int
+	// Lean maps a domain to the direction its recalled lessons push it:
+	// +1 after a hit (do more of what worked), −1 after a miss.
+	Lean map[string]int
+}
+
+// RecallReflections is 2-F: up to n reflections, most recent first,
+// preferring those about a current candidate domain. Decide uses their
+// lean as the tie-break within 0.5 points.
+func RecallReflections(rs []state.Reflection, candidates []string, n int) Recall {
+	out := Recall{Lean: map[string]int{}}
+	if n <= 0 {
+		return out
+	}
+	cand := map[string]bool{}
+	for _, c := range candidates {
+		cand[c] = true
+	}
+	pick := func(match bool) {
+		for i := len(rs) - 1; i >= 0 && len(out.Indexes) < n; i-- {
+			r := rs[i]
+			if r.Lesson == "" || cand[r.Domain] != match || containsInt(out.Indexes, i) {
+				continue
+			}
+			out.Indexes = append(out.Indexes, i)
+			out.Lessons = append(out.Lessons, r)
+			switch r.Verdict {
+			case "hit":
+				out.Lean[r.Domain]++
+			case "miss":
+				out.Lean[r.Domain]--
+			}
+		}
+	}
+	pick(true)
+	pick(false)
+	return out
+}
+
+func containsInt(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
