@@ -1,0 +1,52 @@
+package record
+
+import (
+	"sort"
+	"time"
+
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// SyntheticCostUSD is the estimate a backfilled ledger entry carries (6-C8).
+const SyntheticCostUSD = 0.02
+
+// IntegrityGate is 6-C8: every cycle id between the lowest one the ledger
+// records and cycleCount must have an entry. Missing ids — cycles that
+// spent without being accounted, e.g. run by hand or killed mid-way — are
+// backfilled, most recent first and at most maxBackfill of them, as
+// synthetic $0.02 entries, so the daily cap cannot be silently defeated.
+// It returns the ledger and the ids it backfilled (oldest first).
+func IntegrityGate(l state.CostLedger, cycleCount, maxBackfill int, now time.Time) (state.CostLedger, []int) {
+	if len(l.Entries) == 0 || cycleCount <= 0 {
+		return l, nil
+	}
+	have := map[int]bool{}
+	lowest := l.Entries[0].CycleID
+	for _, e := range l.Entries {
+		have[e.CycleID] = true
+		if e.CycleID < lowest {
+			lowest = e.CycleID
+		}
+	}
+	if maxBackfill <= 0 {
+		maxBackfill = 100
+	}
+	var missing []int
+	for id := cycleCount; id >= lowest && len(missing) < maxBackfill; id-- {
+		if !have[id] {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return l, nil
+	}
+	sort.Ints(missing)
+	l.Entries = append([]state.CostEntry(nil), l.Entries...)
+	for _, id := range missing {
+		l.Entries = append(l.Entries, state.CostEntry{CycleID: id, Timestamp: state.FormatTime(now), Skill: "unknown",
+			Chain: []string{}, EstimatedUSD: SyntheticCostUSD, Synthetic: true})
+		l.TotalEstimatedUSD = round(l.TotalEstimatedUSD+SyntheticCostUSD, 6)
+	}
+	sort.SliceStable(l.Entries, func(i, j int) bool { return l.Entries[i].CycleID < l.Entries[j].CycleID })
+	return l, missing
+}
