@@ -36,6 +36,40 @@ type skillRun struct {
 	hadOutput bool
 	cost      float64
 	pr        *int
+	// changed: the domain state differs from before the run; newAlerts:
+	// it shows warning or critical alerts it did not show before;
+	// alerting: it shows any; actions: how many actions the report gave.
+	changed   bool
+	newAlerts bool
+	alerting  bool
+	actions   int
+}
+
+// events are the events a skill reported for cascade detection (2-B3):
+// its report's vars.events, else an "events" array in its output files.
+func (r skillRun) events() []string {
+	var out []string
+	add := func(v any) {
+		if list, ok := v.([]any); ok {
+			for _, x := range list {
+				if s, ok := x.(string); ok {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	if r.report != nil {
+		if raw, ok := r.report.Vars["events"]; ok {
+			var v any
+			if json.Unmarshal(raw, &v) == nil {
+				add(v)
+			}
+		}
+	}
+	if len(out) == 0 {
+		add(r.outputs["events"])
+	}
+	return out
 }
 
 // runSkill resolves and runs one skill for domain with the cycle's
@@ -117,6 +151,10 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	changed := after.Found && (!before.Found || string(before.Bytes) != string(after.Bytes))
 	newAlerts := !reflect.DeepEqual(urgentSet(before.Alerts), urgentSet(after.Alerts)) && len(urgentSet(after.Alerts)) > 0
 	r.hadOutput = r.report.HadOutputDefault(changed || newAlerts)
+	r.changed, r.newAlerts, r.alerting = changed, newAlerts, len(urgentSet(after.Alerts)) > 0
+	if r.report != nil {
+		r.actions = len(r.report.Actions)
+	}
 	if rep := r.report; rep != nil {
 		if rep.CostUSD != nil {
 			r.cost = *rep.CostUSD
@@ -188,6 +226,7 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 		f.Focus = focus
 	}
 	run := c.runSkill(ctx, obs, w.Domain, w.Skill, w.Confidence, focus)
+	c.primary = run
 	if rotating && run.started {
 		ts := state.FormatTime(c.now)
 		rc, _ := c.store.ReadRotationCursor(w.Domain)

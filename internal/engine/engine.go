@@ -109,25 +109,38 @@ func (r Result) ExitCode() int {
 }
 
 type cycle struct {
-	opts               Options
-	cfg                *config.Config
-	store              *state.Store
-	now                time.Time
-	start              time.Time
-	out                io.Writer
-	log                *slog.Logger
-	res                *Result
-	snap               *state.Snapshot
-	lock               *state.Lock
-	gaps               []gap
-	memo               []state.Memo
-	phases             map[string]string
-	ctx                context.Context
-	obs                *observe.Observation
-	ori                orient.Orientation
-	forge              forge.Forge
-	fview              forgeView
-	outc               orient.OutcomeResult
+	opts            Options
+	cfg             *config.Config
+	store           *state.Store
+	now             time.Time
+	start           time.Time
+	out             io.Writer
+	log             *slog.Logger
+	res             *Result
+	snap            *state.Snapshot
+	lock            *state.Lock
+	gaps            []gap
+	memo            []state.Memo
+	phases          map[string]string
+	ctx             context.Context
+	obs             *observe.Observation
+	ori             orient.Orientation
+	forge           forge.Forge
+	fview           forgeView
+	outc            orient.OutcomeResult
+	patterns        orient.Patterns
+	recall          orient.Recall
+	deps            map[string]orient.Dependency
+	queueChanged    bool
+	cascadesChanged bool
+	goalsChanged    bool
+	primary         skillRun
+	// actionsAdded and actionsResolved feed the 6-C5 counters.
+	actionsAdded       int
+	actionsResolved    int
+	reflectionsChanged bool
+	inProgressAtStart  map[string]bool
+
 	restoredConfidence bool
 	restoredQueue      bool
 	// prRun is the skill run that opened this cycle's PR.
@@ -251,6 +264,10 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		return *c.res, lerr
 	}
 	c.snap = snap
+	c.inProgressAtStart = map[string]bool{}
+	for _, a := range snap.ActionQueue.InProgress {
+		c.inProgressAtStart[a.ID] = true
+	}
 	for _, cf := range snap.Corrupt {
 		c.res.StateCorrupted = append(c.res.StateCorrupted, cf.File)
 		if opts.DryRun {
@@ -399,6 +416,10 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	}
 	c.outc = c.orientOutcomes(obs, c.fview, ori.Confidence)
 	ori.Confidence = c.outc.Confidence
+	if len(c.outc.QueueMoves) > 0 {
+		c.snap.ActionQueue, c.queueChanged = c.outc.Queue, true
+	}
+	c.orientMore(ctx, obs, &ori)
 
 	// Step 3: Decide.
 	din := c.decideInput(obs, ori)
@@ -532,6 +553,7 @@ func (c *cycle) decideInput(obs *observe.Observation, ori orient.Orientation) de
 		Impl: decide.Impl{PendingCount: obs.Impl.PendingCount, ActionablePending: obs.Impl.ActionablePending,
 			OldestPendingHours: obs.Impl.OldestPendingHours, HighestRice: obs.Impl.HighestRice, OpenDraftPRs: c.outc.OpenDraftImpl},
 		StaleAfterChange: c.outc.StaleAfterChange,
+		Lean:             c.recall.Lean,
 	}
 	for _, d := range obs.Domains {
 		dd := decide.Domain{Name: d.Config.Name, Index: d.Config.Index, Weight: d.Weight, Hours: d.Hours, NeverRun: d.NeverRun,

@@ -55,11 +55,8 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	if c.res.Status == "" {
 		c.res.Status = StatusCompleted
 	}
-	// 5-A: gaps detected this cycle.
-	for _, g := range c.gaps {
-		snap.SkillGaps.Record(g.name, g.typ, g.detail, c.now)
-	}
-	// 6-C: memo consumption and new memos.
+	// 6-C: this cycle's memos are consumed first; 5-C then writes the next
+	// cycle's.
 	memos := snap.Memos
 	if dec.Scored {
 		memos = orient.ConsumeMemos(memos)
@@ -83,14 +80,27 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	}
 	memos.History = appendMemos(memos.History, c.outc.Memos)
 
-	f.Elapsed = time.Since(c.start)
 	resultType := record.ResultType(f)
 	quality := record.Quality(resultType, f.ArtifactScore)
+	entry := record.DecisionEntry(f, resultType, quality)
+	log := append(append([]state.DecisionEntry(nil), st.DecisionLog...), entry)
+
+	// Step 5 and the memory half of Step 6.
+	c.reflectStep(c.ctx, &f, dec, resultType, log, &conf, &memos)
+	for _, g := range c.gaps {
+		snap.SkillGaps.Record(g.name, g.typ, g.detail, c.now)
+	}
+	c.writeProposals()
+
+	f.Elapsed = time.Since(c.start)
+	entry = record.DecisionEntry(f, resultType, quality)
+	entry.PROutcomes = prOutcomesJSON(c.outc.Changes)
 	c.res.Result, c.res.ResultType, c.res.Quality, c.res.PRNumber = f.Result, resultType, &quality, f.PRNumber
 	c.res.WinnerChain = f.Chain
 
-	// 6-C5b: cost entry and the daily cap.
+	// 6-C5b: cost entry and the daily cap; 6-C8: the integrity gate.
 	ledger := record.AddCost(c.obs.Ledger, f)
+	ledger = c.ledgerIntegrity(ledger, f.Cycle)
 	f.CostToday = ledger.TotalEstimatedUSD
 	limit := cfg.Cost.DailyLimitUSD
 	capHit := limit > 0 && ledger.TotalEstimatedUSD >= limit
@@ -98,9 +108,9 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		c.printf("[WARN] Cost: $%.2f of the $%.2f daily cap spent today (%.0f%%).", ledger.TotalEstimatedUSD, limit, 100*ledger.TotalEstimatedUSD/limit)
 	}
 
-	entry := record.DecisionEntry(f, resultType, quality)
-	entry.PROutcomes = prOutcomesJSON(c.outc.Changes)
 	metrics := record.UpdateMetrics(snap.Metrics, f, resultType)
+	metrics.Counters.ActionsAdded += c.actionsAdded
+	metrics.Counters.ActionsResolved += c.actionsResolved
 	annotations := c.recordOutcomes(c.outc, &metrics)
 	prior := snap.Outcomes
 	if c.outc.Outcomes != nil {
@@ -108,16 +118,14 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	}
 	outcomes := record.AppendOutcome(prior, record.Outcome(f, resultType, quality), cfg.Memory.OutcomesBufferSize)
 	line := record.CycleLogLine(f, resultType, quality)
+	c.rememberWeek(&f, log, conf)
 
 	writes := []struct {
 		name string
 		fn   func() error
 	}{
 		{state.SkillGapsFile, func() error {
-			if len(c.gaps) == 0 && !c.store.Exists(state.SkillGapsFile) {
-				return c.store.SaveSkillGaps(state.SkillGaps{SchemaVersion: "1.0.0"})
-			}
-			if len(c.gaps) == 0 {
+			if len(c.gaps) == 0 && c.store.Exists(state.SkillGapsFile) {
 				return nil
 			}
 			return c.store.SaveSkillGaps(snap.SkillGaps)
@@ -129,14 +137,30 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		{state.OutcomesFile, func() error { return c.store.SaveOutcomes(outcomes) }},
 		{state.ChangelogFile, func() error { return c.store.PrependChangelog(record.Changelog(f, resultType)) }},
 		{state.ActionQueueFile, func() error {
-			switch {
-			case c.restoredQueue:
-				return c.store.SaveActionQueue(c.snap.ActionQueue)
-			case len(c.outc.QueueMoves) > 0:
-				return c.store.SaveActionQueue(c.outc.Queue)
+			if !c.queueChanged && !c.restoredQueue {
+				return nil
 			}
-			return nil
+			return c.store.SaveActionQueue(c.snap.ActionQueue)
 		}},
+		{state.GoalsFile, func() error {
+			if !c.goalsChanged {
+				return nil
+			}
+			return c.store.SaveGoals(c.snap.Goals)
+		}},
+		{state.CascadesFile, func() error {
+			if !c.cascadesChanged {
+				return nil
+			}
+			return c.store.SaveCascades(c.snap.Cascades)
+		}},
+		{state.ReflectionsFile, func() error {
+			if !c.reflectionsChanged {
+				return nil
+			}
+			return c.store.SaveReflections(c.snap.Reflections)
+		}},
+		{"memory", c.saveMemory},
 		{state.CycleLogFile, func() error {
 			// Annotations of earlier cycles first, then this cycle's line.
 			for _, a := range annotations {

@@ -132,3 +132,17 @@ func safeName(skill string) string {
 		return '_'
 	}, n)
 }
+
+// WriteProposal writes proposed-skills/<gap>.md once (5-B); wrote is false
+// when the proposal already exists.
+func (s *Store) WriteProposal(gap, text string) (bool, error) {
+	p := filepath.Join(s.EvolveDir, "proposed-skills", safeName(gap)+".md")
+	if _, err := os.Stat(p); err == nil {
+		return false, nil
+	}
+	if err := WriteFileAtomic(p, []byte(text), 0o644); err != nil {
+		return false, err
+	}
+	s.written[p] = true
+	return true, nil
+}

@@ -92,7 +92,10 @@ type State struct {
 	SaturationEvaluated int `json:"saturation_evaluated_cycle,omitempty"`
 	// AlertStreaks counts, per domain, the consecutive cycles that observed
 	// a warning or critical alert (5-D proposes a goal at 3).
-	AlertStreaks map[string]int  `json:"alert_streaks,omitempty"`
+	AlertStreaks map[string]int `json:"alert_streaks,omitempty"`
+	// RecentAlerts holds, oldest first, the domains with a warning or
+	// critical alert in each of the last 5 cycles (5-E co-occurrence).
+	RecentAlerts [][]string      `json:"recent_alerts,omitempty"`
 	DecisionLog  []DecisionEntry `json:"decision_log"`
 	Extra        Extra           `json:"-"`
 }

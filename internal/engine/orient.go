@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ooda-loop/ooda/internal/observe"
+	"github.com/ooda-loop/ooda/internal/orient"
+	"github.com/ooda-loop/ooda/internal/proc"
+	"github.com/ooda-loop/ooda/internal/reflect"
+	"github.com/ooda-loop/ooda/internal/state"
+)
+
+// orientMore runs the rest of Step 2 after confidence and PR outcomes:
+// 2-A patterns, 2-A2 saturation, 2-B3 cascades, 2-C goal progress and 2-F
+// recall. What it decides for this cycle goes into ori; what must be kept
+// goes into the snapshot, which Step 6 writes.
+func (c *cycle) orientMore(ctx context.Context, obs *observe.Observation, ori *orient.Orientation) {
+	cfg, st := c.cfg, &c.snap.State
+	// 2-A: patterns; the futile-loop penalty is a one-shot adjustment, so
+	// it applies to this cycle's score and is gone after it.
+	c.patterns = orient.AnalyzePatterns(st.DecisionLog)
+	for _, n := range c.patterns.Notes {
+		c.printf("%s", n)
+	}
+	if c.patterns.Penalised() {
+		ori.Memo[c.patterns.FutileDomain] += orient.FutilePenalty
+	}
+
+	// 2-A2: the saturation breaker judges the previous completed cycle.
+	sat := orient.SaturationCheck(cfg, st.ConsecutiveObserveOnlyCycles, st.SaturationEvaluated, st.DecisionLog)
+	st.ConsecutiveObserveOnlyCycles, st.SaturationEvaluated = sat.Count, sat.Evaluated
+	switch {
+	case sat.Warn:
+		c.printf("[Orient] ⚠ Saturation warning: %d consecutive observe-only cycles.", sat.Count)
+		c.memo = append(c.memo, state.Memo{Timestamp: state.FormatTime(c.now), Cycle: c.res.Cycle, Type: "saturation_warning", Message: sat.Message})
+	case sat.Boost:
+		c.printf("[Orient] ⚠ Saturation boost applied: action queue +%g, implementation domain boosted.", cfg.Saturation.ImplementationBoost)
+		q := &c.snap.ActionQueue
+		for i := range q.Pending {
+			v := q.Pending[i].Rice() + cfg.Saturation.ImplementationBoost
+			q.Pending[i].EffectiveRice = &v
+		}
+		c.queueChanged = len(q.Pending) > 0
+		obs.Impl.HighestRice += cfg.Saturation.ImplementationBoost
+	case sat.Halt:
+		c.printf("[Orient] 🛑 Saturation halt: %d cycles. HALT file created. Review required.", sat.Count)
+		if c.opts.DryRun {
+			c.note("saturation: a real cycle would create the HALT file")
+		} else {
+			if err := c.store.WriteHalt(cfg.Safety.HaltFile, sat.Message, c.now); err != nil {
+				c.printf("[WARN] could not create the HALT file: %v", err)
+			} else {
+				c.res.HaltCreated = true
+			}
+			// The counted cycle is kept at once: after a resume it must
+			// not be counted again.
+			if err := c.store.SaveState(*st); err != nil {
+				c.printf("[WARN] %v", err)
+			}
+		}
+	}
+
+	// 2-B3: pending cascades give their one-shot bonuses.
+	deps, err := orient.Dependencies(cfg.DomainDependencies)
+	if err != nil {
+		c.printf("[WARN] %v", err)
+	}
+	c.deps = deps
+	if len(deps) > 0 || len(c.snap.Cascades.Cascades) > 0 {
+		cr := orient.ApplyCascades(c.snap.Cascades, c.lastRuns(obs), c.now)
+		for _, n := range cr.Notes {
+			c.printf("%s", n)
+		}
+		for d, b := range cr.Bonus {
+			ori.Memo[d] += b
+		}
+		c.snap.Cascades = cr.Cascades
+		c.cascadesChanged = cr.Changed
+	}
+
+	// 2-C: goal progress from metric commands.
+	if ids := activeGoalIDs(c.snap.Goals, nil); len(ids) > 0 {
+		if c.opts.DryRun {
+			c.note("goal metrics not re-measured in a dry run (metric commands may write)")
+		} else {
+			c.measureGoals(ctx, ids)
+		}
+	}
+
+	// 2-F: recall lessons for the candidates.
+	var cands []string
+	for _, d := range obs.Domains {
+		cands = append(cands, d.Config.Name)
+	}
+	c.recall = orient.RecallReflections(c.snap.Reflections.Reflections, cands, cfg.Memory.ReflectionRecallCount)
+	if len(c.recall.Lessons) > 0 {
+		var ls []string
+		for _, r := range c.recall.Lessons {
+			ls = append(ls, r.Lesson)
+		}
+		c.printf("[Orient] Recalling %d past lesson(s): %s", len(ls), strings.Join(ls, "; "))
+	}
+}
+
+// lastRuns is when each observed domain last ran (absent: never).
+func (c *cycle) lastRuns(obs *observe.Observation) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, d := range obs.Domains {
+		if !d.NeverRun {
+			out[d.Config.Name] = c.now.Add(-time.Duration(d.Hours * float64(time.Hour)))
+		}
+	}
+	return out
+}
+
+// activeGoalIDs lists active goals with a metric command (only those in
+// only, when only is non-nil).
+func activeGoalIDs(gs state.Goals, only []string) []string {
+	keep := map[string]bool{}
+	for _, id := range only {
+		keep[id] = true
+	}
+	var ids []string
+	for _, g := range gs.Goals {
+		if g.Status == "active" && strings.TrimSpace(g.MetricCommand) != "" && (only == nil || keep[g.ID]) {
+			ids = append(ids, g.ID)
+		}
+	}
+	return ids
+}
+
+// measureGoals runs the metric commands of the goals ids (2-C, and 5-D's
+// re-measure) and applies their progress. A command that fails or prints
+// no number keeps the previous progress, with a warning.
+func (c *cycle) measureGoals(ctx context.Context, ids []string) {
+	cfg := c.cfg
+	measured := map[string]reflect.Measurement{}
+	timeout := time.Duration(cfg.TestTimeoutSeconds * float64(time.Second))
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	for _, id := range ids {
+		var cmd string
+		for _, g := range c.snap.Goals.Goals {
+			if g.ID == id {
+				cmd = g.MetricCommand
+			}
+		}
+		var out strings.Builder
+		// metric_command is the user's own shell command from goals.json,
+		// so it runs through the shell, in the project root.
+		res := c.opts.Runner.Run(ctx, proc.Spec{Argv: []string{"/bin/sh", "-c", cmd}, Dir: c.store.Root, Env: envList(),
+			Timeout: timeout, Output: &out, HaltFile: c.store.Path(cfg.Safety.HaltFile)})
+		switch {
+		case res.StartErr != nil:
+			measured[id] = reflect.Measurement{Err: res.StartErr}
+		case res.TimedOut:
+			measured[id] = reflect.Measurement{Err: fmt.Errorf("timed out after %s", timeout)}
+		case !res.OK():
+			measured[id] = reflect.Measurement{Err: fmt.Errorf("exit status %d", res.ExitCode)}
+		default:
+			v, err := reflect.ParseMetric(out.String())
+			measured[id] = reflect.Measurement{Value: v, Err: err}
+		}
+	}
+	gs, notes := reflect.ApplyProgress(c.snap.Goals, measured)
+	for _, n := range notes {
+		c.printf("%s", n)
+	}
+	c.snap.Goals = gs
+	c.goalsChanged = true
+}
