@@ -24,6 +24,8 @@ import (
 	"github.com/ooda-loop/ooda/internal/contract"
 	"github.com/ooda-loop/ooda/internal/decide"
 	"github.com/ooda-loop/ooda/internal/forge"
+	"github.com/ooda-loop/ooda/internal/judge"
+	"github.com/ooda-loop/ooda/internal/notify"
 	"github.com/ooda-loop/ooda/internal/observe"
 	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/proc"
@@ -139,6 +141,11 @@ type cycle struct {
 	actionsAdded       int
 	actionsResolved    int
 	reflectionsChanged bool
+	episodesChanged    bool
+	principlesChanged  bool
+	lensChanges        []state.LensChange
+	judge              *judge.Judge
+	notifier           *notify.Notifier
 	inProgressAtStart  map[string]bool
 
 	restoredConfidence bool
@@ -425,7 +432,9 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	din := c.decideInput(obs, ori)
 	dec := decide.Decide(din)
 	c.res.Decision = &dec
-	summary := orient.Summarize(orient.SummaryFacts{Observed: len(obs.Domains), Alerts: alertNames(obs), Winner: winnerName(dec), Skip: dec.SkipReason, Guidance: dec.Guidance, Gated: dec.Gated, Prev: ori.PrevSummary})
+	sf := orient.SummaryFacts{Observed: len(obs.Domains), Alerts: alertNames(obs), Winner: winnerName(dec), Skip: dec.SkipReason, Guidance: dec.Guidance, Gated: dec.Gated, Prev: ori.PrevSummary}
+	summary := c.judgedSummary(ctx, orient.Summarize(sf), map[string]any{"domains_observed": sf.Observed, "alerts": sf.Alerts,
+		"winner": sf.Winner, "skip_reason": sf.Skip, "guidance": sf.Guidance, "gated": sf.Gated, "previous_summary": sf.Prev})
 	c.printf("[Orient] %s", summary)
 	c.printTable(dec)
 

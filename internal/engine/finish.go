@@ -118,7 +118,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	}
 	outcomes := record.AppendOutcome(prior, record.Outcome(f, resultType, quality), cfg.Memory.OutcomesBufferSize)
 	line := record.CycleLogLine(f, resultType, quality)
-	c.rememberWeek(&f, log, conf)
+	c.rememberWeek(&f, log, outcomes.Entries, conf, &memos)
 
 	writes := []struct {
 		name string
@@ -198,6 +198,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	}
 	c.printf("[Record] Cycle #%d recorded: %s (%s, quality %.3f).", f.Cycle, orDash(f.Domain), resultType, quality)
 	c.commitState(c.ctx, f, resultType)
+	c.notifyCycle(c.ctx, f, resultType)
 	if len(c.gaps) > 0 {
 		names := make([]string, 0, len(c.gaps))
 		for _, g := range c.gaps {

@@ -146,6 +146,7 @@ func (c *cycle) reflectStep(ctx context.Context, f *record.Facts, dec decide.Dec
 		}
 		r := reflect.Critique(reflect.CritiqueInput{Now: c.now, Cycle: f.Cycle, Domain: f.Domain, Skill: f.Skill, Score: score,
 			Result: f.Result, ResultType: resultType, FutileRun: futile, OpenPR: openPR})
+		r = c.judgedCritique(ctx, r)
 		rs := c.snap.Reflections
 		rs.Reflections = append([]state.Reflection(nil), rs.Reflections...)
 		for _, i := range c.recall.Indexes {
