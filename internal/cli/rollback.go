@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -84,8 +85,12 @@ func runRollback(ctx context.Context, g *globals, cycle int, o rollbackOptions) 
 	cp, ok := snap.Checkpoints.Find(cycle)
 	if !ok {
 		var have []string
+		seen := map[int]bool{}
 		for _, c := range snap.Checkpoints.Checkpoints {
-			have = append(have, strconv.Itoa(c.Cycle))
+			if !seen[c.Cycle] {
+				seen[c.Cycle] = true
+				have = append(have, strconv.Itoa(c.Cycle))
+			}
 		}
 		msg := fmt.Sprintf("no checkpoint for cycle %d", cycle)
 		if len(have) > 0 {
@@ -96,7 +101,7 @@ func runRollback(ctx context.Context, g *globals, cycle int, o rollbackOptions) 
 	phrase := fmt.Sprintf("rollback %d", cycle)
 	answer := o.confirm
 	if answer == "" {
-		if !isTerminal(os.Stdin) {
+		if !isTerminal(g.stdin) {
 			return usageError(fmt.Errorf("confirmation needed: run again with --confirm %q", phrase))
 		}
 		fmt.Fprintf(g.stderr, "This reverts the project to commit %s (cycle #%d, %s) and creates the HALT file.\nType %q to confirm: ", cp.CommitSHA, cp.Cycle, cp.Timestamp, phrase)
@@ -218,9 +223,9 @@ func orNone(s string) string {
 	return s
 }
 
-// isTerminal reports whether f is a character device (an interactive
-// terminal); without one, ooda never prompts.
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+// isTerminal reports whether r is an interactive terminal; without one,
+// ooda never prompts.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && isTerminalFd(f.Fd())
 }

@@ -520,7 +520,9 @@ func (c *cycle) detectNewPRs(ctx context.Context, f *record.Facts) {
 	if c.forge == nil || !c.fview.ok {
 		return
 	}
-	st, err := c.forge.Status(ctx)
+	fctx, cancel := c.forgeCtx(ctx)
+	defer cancel()
+	st, err := c.forge.Status(fctx)
 	if err != nil {
 		c.printf("[WARN] Could not re-list PRs after the skill ran (%v).", err)
 		return

@@ -406,9 +406,12 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	}
 	c.forge = opts.Forge
 	c.fview = c.observeForge(ctx)
-	if c.forge == nil {
+	switch {
+	case c.forge == nil:
 		c.printf("[Observe] Scanned %d domains (no forge configured: no pull-request data).", len(obs.Domains))
-	} else {
+	case !c.fview.ok:
+		c.printf("[Observe] Scanned %d domains (forge unreachable: no pull-request data this cycle).", len(obs.Domains))
+	default:
 		c.printf("[Observe] Scanned %d domains. %d open PRs, %d merged, %d closed recently (%s).", len(obs.Domains), len(c.fview.status.Open), len(c.fview.status.Merged), len(c.fview.status.Closed), c.forge.Name())
 	}
 

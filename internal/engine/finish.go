@@ -69,14 +69,16 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	}
 	// 2-B: domains that got the initial confidence keep it from now on,
 	// and PR outcomes move it.
+	// A rollback restored the checkpoint taken before this cycle's action;
+	// what Orient learned before it (PR outcomes) still stands.
 	conf := snap.Confidence
-	if !c.restoredConfidence {
-		for _, d := range c.ori.NewConfidence {
+	for _, d := range c.ori.NewConfidence {
+		if _, ok := conf.Get(d); !ok {
 			conf.Set(d, c.ori.Confidence[d], c.now)
 		}
-		for _, ch := range c.outc.Changes {
-			conf.Set(ch.Domain, ch.After, c.now)
-		}
+	}
+	for _, ch := range c.outc.Changes {
+		conf.Set(ch.Domain, ch.After, c.now)
 	}
 	memos.History = appendMemos(memos.History, c.outc.Memos)
 

@@ -27,11 +27,7 @@ func (c *cycle) observeForge(ctx context.Context) forgeView {
 	if c.forge == nil {
 		return v
 	}
-	timeout, err := time.ParseDuration(c.cfg.Forge.Timeout)
-	if err != nil || timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := c.forgeCtx(ctx)
 	defer cancel()
 	st, err := c.forge.Status(ctx)
 	if err != nil {
@@ -146,4 +142,13 @@ func prOutcomesJSON(changes []orient.ConfidenceChange) []byte {
 	}
 	b, _ := json.Marshal(list)
 	return b
+}
+
+// forgeCtx bounds one step's forge calls by forge.timeout.
+func (c *cycle) forgeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	timeout, err := time.ParseDuration(c.cfg.Forge.Timeout)
+	if err != nil || timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	return context.WithTimeout(ctx, timeout)
 }

@@ -53,13 +53,17 @@ func (c *cycle) riskTier(ctx context.Context, pr int, run skillRun) (int, string
 	if cfg.ProgressiveComplex.CurrentLevel < 3 {
 		return 3, fmt.Sprintf("level %d < 3", cfg.ProgressiveComplex.CurrentLevel), forge.Facts{}
 	}
-	if c.prsCreated > s.MaxPRsPerCycle {
-		return 3, "max_prs_per_cycle exceeded", forge.Facts{}
+	if s.MaxPRsPerCycle < 1 {
+		// The PR checked here is the cycle's first; only a zero limit puts
+		// it over.
+		return 3, "max_prs_per_cycle is 0", forge.Facts{}
 	}
 	if c.forge == nil {
 		return 3, "no forge to re-read the PR's facts from", forge.Facts{}
 	}
-	facts, err := c.forge.Facts(ctx, pr)
+	fctx, cancel := c.forgeCtx(ctx)
+	defer cancel()
+	facts, err := c.forge.Facts(fctx, pr)
 	if err != nil {
 		return 3, "could not re-read the PR's facts: " + err.Error(), facts
 	}
@@ -106,7 +110,9 @@ func (c *cycle) postProcessPR(ctx context.Context, f *record.Facts, pr int, run 
 		return
 	}
 	c.checkpoint(ctx, "before auto-merge of PR #"+fmt.Sprint(pr))
-	if err := c.forge.MergeSquash(ctx, pr, facts.HeadSHA); err != nil {
+	mctx, cancel := c.forgeCtx(ctx)
+	defer cancel()
+	if err := c.forge.MergeSquash(mctx, pr, facts.HeadSHA); err != nil {
 		if errors.Is(err, forge.ErrHeadMoved) {
 			c.printf("[Act] Auto-merge skipped: PR #%d changed after its facts were checked. It is left for a human.", pr)
 			return
@@ -155,13 +161,33 @@ func (c *cycle) rollbackMerge(ctx context.Context, repo *gitrepo.Repo, isRepo bo
 	cp, _ := c.lastCheckpoint()
 	pushFailed := ""
 	if isRepo {
-		if _, err := repo.Run(ctx, "revert", "--no-edit", "HEAD"); err != nil {
-			pushFailed = " REVERT FAILED (" + err.Error() + ") — the bad merge is still on the branch."
-		} else if repo.HasRemote(ctx) {
-			if _, err := repo.Run(ctx, "push", "--quiet", "origin", "HEAD"); err != nil {
-				c.printf("[Rollback] ⚠ Revert committed locally but push FAILED: %v", err)
-				c.printf("[Rollback] Remote still has the bad merge. Push manually: git push origin HEAD")
-				pushFailed = " PUSH FAILED — remote still has the bad merge."
+		// Revert only a HEAD that is the merge: a one-parent commit right on
+		// top of the commit recorded just before merging. Anything else (the
+		// fast-forward to the merge failed) must not be reverted blindly.
+		head, _ := repo.Run(ctx, "rev-parse", "HEAD")
+		parent, _ := repo.Run(ctx, "rev-parse", "HEAD^")
+		head, parent = strings.TrimSpace(head), strings.TrimSpace(parent)
+		switch {
+		case cp.CommitSHA == "" || parent != cp.CommitSHA || head == cp.CommitSHA:
+			pushFailed = fmt.Sprintf(" NOT REVERTED: the local HEAD (%s) is not the merge on top of %s; revert the merge of PR #%d by hand.", shortSHA(head), shortSHA(cp.CommitSHA), pr)
+			c.printf("[Rollback] ⚠ HEAD is not the merge of PR #%d; not reverting anything automatically.", pr)
+		default:
+			onRemote := false
+			if _, err := repo.Run(ctx, "merge-base", "--is-ancestor", "HEAD", "@{upstream}"); err == nil {
+				onRemote = true
+			}
+			if _, err := repo.Run(ctx, "revert", "--no-edit", "HEAD"); err != nil {
+				pushFailed = " REVERT FAILED (" + err.Error() + ") — the bad merge is still on the branch."
+			} else if repo.HasRemote(ctx) {
+				if _, err := repo.Run(ctx, "push", "--quiet", "origin", "HEAD"); err != nil {
+					c.printf("[Rollback] ⚠ Revert committed locally but push FAILED: %v", err)
+					if onRemote {
+						c.printf("[Rollback] Remote still has the bad merge. Push manually: git push origin HEAD")
+						pushFailed = " PUSH FAILED — remote still has the bad merge."
+					} else {
+						pushFailed = " PUSH FAILED (the merge itself was never pushed; push the revert with the next cycle or by hand)."
+					}
+				}
 			}
 		}
 	} else {
@@ -212,8 +238,10 @@ func (c *cycle) healthCheck(ctx context.Context) error {
 	timeout := time.Duration(cfg.TestTimeoutSeconds * float64(time.Second))
 	// test_command is the user's own shell command from config.json (never
 	// built from state data), so it runs through the shell.
+	// The HALT file is not watched here: stopping the check half-way would
+	// read as a failed health check and revert a merge that may be fine.
 	res := c.opts.Runner.Run(ctx, proc.Spec{Argv: []string{"/bin/sh", "-c", cfg.TestCommand}, Dir: c.store.Root,
-		Env: envList(), Timeout: timeout, HaltFile: c.store.Path(cfg.Safety.HaltFile)})
+		Env: envList(), Timeout: timeout})
 	if !res.OK() {
 		switch {
 		case res.StartErr != nil:

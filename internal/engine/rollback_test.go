@@ -118,7 +118,35 @@ func TestStep4C2_RollbackHaltsEvenWhenThePushFails(t *testing.T) {
 		t.Fatalf("%+v\n%s", res, out)
 	}
 	halt, _ := os.ReadFile(filepath.Join(dir, "agent/safety/HALT"))
-	if !strings.Contains(string(halt), "PUSH FAILED — remote still has the bad merge.") {
+	// The plain-git merge was local, so the remote never had it: the HALT
+	// says the push failed without claiming the remote is broken.
+	if !strings.Contains(string(halt), "PUSH FAILED (the merge itself was never pushed") {
+		t.Errorf("HALT = %s", halt)
+	}
+}
+
+// When the merge never reached the local branch (the forge merged on its
+// side and the fast-forward did not happen), HEAD is not the merge: the
+// rollback must not revert some other commit, and the HALT says so.
+func TestStep4C2_RollbackNeverRevertsACommitThatIsNotTheMerge(t *testing.T) {
+	cfg := `{"domains": {"fixer": {"weight": 1, "primary_skill": "/fix", "fallback": true, "branch_prefix": "auto/fix/"}},
+	  "skills": {"/fix": {"command": ["/bin/sh", "fix.sh"]}},
+	  "implementation": {"enabled": true}, "git": {"commit_state": false},
+	  "progressive_complexity": {"current_level": 3},
+	  "test_command": "false",
+	  "safety": {"skill_allowlist": [], "first_cycle_observe_only": false, "enable_auto_merge": true}}`
+	dir, _ := gitProject(t, cfg, map[string]string{"fix.sh": "printf '" + passedPR + "' > \"$OODA_REPORT\"\n"})
+	head := git(t, dir, "rev-parse", "HEAD")
+	fg := &fakeForge{facts: goodFacts()} // merges "remotely": nothing changes locally
+	res, out := runForge(t, dir, t0, fg)
+	if !res.RolledBack || !res.HaltCreated || !strings.Contains(out, "HEAD is not the merge of PR #41; not reverting anything automatically") {
+		t.Fatalf("%+v\n%s", res, out)
+	}
+	if git(t, dir, "rev-parse", "HEAD") != head {
+		t.Error("a commit that is not the merge was reverted")
+	}
+	halt, _ := os.ReadFile(filepath.Join(dir, "agent/safety/HALT"))
+	if !strings.Contains(string(halt), "NOT REVERTED") {
 		t.Errorf("HALT = %s", halt)
 	}
 }

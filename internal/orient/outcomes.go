@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -115,6 +114,9 @@ func FromOutcomes(in OutcomeInput) OutcomeResult {
 	for _, n := range in.Counted {
 		counted[n] = true
 	}
+	// Counted keeps insertion order (oldest first), so the cap drops the
+	// oldest: plain-git PR numbers are hashes, not a sequence.
+	order := append([]int(nil), in.Counted...)
 	for _, e := range in.Log {
 		var outs []struct {
 			PR int `json:"pr"`
@@ -134,6 +136,7 @@ func FromOutcomes(in OutcomeInput) OutcomeResult {
 			return
 		}
 		counted[pr.Number] = true
+		order = append(order, pr.Number)
 		before, ok := out.Confidence[d]
 		if !ok {
 			before = cfg.Confidence.Initial
@@ -148,12 +151,9 @@ func FromOutcomes(in OutcomeInput) OutcomeResult {
 	for _, pr := range in.Closed {
 		apply(pr, "rejected", -cfg.Confidence.RejectPenalty)
 	}
-	for n := range counted {
-		out.Counted = append(out.Counted, n)
-	}
-	sort.Ints(out.Counted)
+	out.Counted = order
 	if len(out.Counted) > 500 {
-		out.Counted = out.Counted[len(out.Counted)-500:]
+		out.Counted = append([]int(nil), out.Counted[len(out.Counted)-500:]...)
 	}
 
 	out.Outcomes = backAnnotate(in, &out)
