@@ -429,6 +429,17 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	if len(c.outc.QueueMoves) > 0 {
 		c.snap.ActionQueue, c.queueChanged = c.outc.Queue, true
 	}
+	if len(c.fview.reviews) > 0 {
+		q, ms := orient.ReviewMemos(c.snap.ActionQueue, c.fview.reviews, c.now)
+		if len(ms) > 0 {
+			c.snap.ActionQueue, c.queueChanged = q, true
+			for _, m := range ms {
+				m.Cycle = c.res.Cycle
+				c.memo = append(c.memo, m)
+				c.printf("[Orient] Review feedback: %s", m.Message)
+			}
+		}
+	}
 	c.orientMore(ctx, obs, &ori)
 
 	// Step 3: Decide.

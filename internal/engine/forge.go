@@ -16,6 +16,7 @@ import (
 type forgeView struct {
 	status   forge.Status
 	reverted map[int]bool
+	reviews  map[int][]orient.ReviewNote
 	ok       bool
 }
 
@@ -35,6 +36,29 @@ func (c *cycle) observeForge(ctx context.Context) forgeView {
 		return v
 	}
 	v.status, v.ok = st, true
+	// 2-B2 feedback: reviews of the open PRs that proposed actions.
+	if rv, ok := c.forge.(forge.Reviewer); ok {
+		open := map[int]bool{}
+		for _, pr := range st.Open {
+			open[pr.Number] = true
+		}
+		v.reviews = map[int][]orient.ReviewNote{}
+		for _, list := range [][]state.Action{c.snap.ActionQueue.Pending, c.snap.ActionQueue.InProgress} {
+			for _, a := range list {
+				if a.Status != "proposed" || a.PRNumber == nil || !open[*a.PRNumber] {
+					continue
+				}
+				rs, err := rv.Reviews(ctx, *a.PRNumber)
+				if err != nil {
+					c.printf("[WARN] Reviews of PR #%d not read (%v).", *a.PRNumber, err)
+					continue
+				}
+				for _, r := range rs {
+					v.reviews[*a.PRNumber] = append(v.reviews[*a.PRNumber], orient.ReviewNote{ID: r.ID, User: r.User, State: r.State, Body: r.Body})
+				}
+			}
+		}
+	}
 	byNumber := map[int]forge.PR{}
 	for _, pr := range st.Merged {
 		byNumber[pr.Number] = pr

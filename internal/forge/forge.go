@@ -93,3 +93,17 @@ type Forge interface {
 	// default branch since it was merged (the 2-B4 merge-and-hold check).
 	Reverted(ctx context.Context, pr PR) (bool, error)
 }
+
+// Review is one review of a pull request.
+type Review struct {
+	ID    int64  `json:"id"`
+	User  string `json:"user"`
+	State string `json:"state"` // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED
+	Body  string `json:"body"`
+}
+
+// Reviewer is implemented by forges that have pull-request reviews (the
+// plain-git provider has none): 2-B2 summarises review feedback into memos.
+type Reviewer interface {
+	Reviews(ctx context.Context, number int) ([]Review, error)
+}

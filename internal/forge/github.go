@@ -768,3 +768,27 @@ func RepoFromRemote(remote string) (string, bool) {
 	}
 	return owner + "/" + name, true
 }
+
+// Reviews lists a PR's reviews, oldest first (2-B2 feedback).
+func (g *GitHub) Reviews(ctx context.Context, number int) ([]Review, error) {
+	if number <= 0 {
+		return nil, fmt.Errorf("github: PR #%d: %w", number, ErrNotFound)
+	}
+	type ghReview struct {
+		ID   int64 `json:"id"`
+		User struct {
+			Login string `json:"login"`
+		} `json:"user"`
+		State string `json:"state"`
+		Body  string `json:"body"`
+	}
+	items, _, err := getPages[ghReview](ctx, g, g.repoPath("pulls", strconv.Itoa(number), "reviews"), url.Values{"per_page": {"100"}})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Review, 0, len(items))
+	for _, r := range items {
+		out = append(out, Review{ID: r.ID, User: r.User.Login, State: r.State, Body: r.Body})
+	}
+	return out, nil
+}

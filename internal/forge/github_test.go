@@ -585,3 +585,16 @@ func TestGitHubMergeSquashPinsTheCheckedHead(t *testing.T) {
 		t.Errorf("err = %v, want ErrHeadMoved", err)
 	}
 }
+
+func TestGitHubReviews(t *testing.T) {
+	t.Parallel()
+	f := newFakeGitHub(t, "", testToken)
+	f.json("GET /repos/octo/widget/pulls/7/reviews?per_page=100", 200, []obj{
+		{"id": 1, "user": obj{"login": "ana"}, "state": "CHANGES_REQUESTED", "body": "Please add a test."},
+		{"id": 2, "user": obj{"login": "bo"}, "state": "APPROVED", "body": ""},
+	}, "")
+	rs, err := f.client(t).Reviews(context.Background(), 7)
+	if err != nil || len(rs) != 2 || rs[0].User != "ana" || rs[0].State != "CHANGES_REQUESTED" || rs[0].Body != "Please add a test." || rs[1].ID != 2 {
+		t.Errorf("reviews = %+v, %v", rs, err)
+	}
+}

@@ -324,3 +324,68 @@ func syncQueue(in OutcomeInput, out *OutcomeResult) {
 }
 
 func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// ReviewNote is one PR review as Orient reads it.
+type ReviewNote struct {
+	ID    int64
+	User  string
+	State string
+	Body  string
+}
+
+// ReviewMemos is the feedback half of 2-B2: each new review of a proposed
+// action's open PR becomes a memo (summarised to one line), once — the
+// action remembers the review ids it has seen.
+func ReviewMemos(q state.ActionQueue, reviews map[int][]ReviewNote, now time.Time) (state.ActionQueue, []state.Memo) {
+	var memos []state.Memo
+	touch := func(list []state.Action) []state.Action {
+		out := append([]state.Action(nil), list...)
+		for i := range out {
+			a := &out[i]
+			if a.PRNumber == nil || len(reviews[*a.PRNumber]) == 0 {
+				continue
+			}
+			var seen []int64
+			if raw, ok := a.Extra["reviews_seen"]; ok {
+				_ = json.Unmarshal(raw, &seen)
+			}
+			known := map[int64]bool{}
+			for _, id := range seen {
+				known[id] = true
+			}
+			changed := false
+			for _, r := range reviews[*a.PRNumber] {
+				if known[r.ID] {
+					continue
+				}
+				known[r.ID], changed = true, true
+				seen = append(seen, r.ID)
+				body := strings.Join(strings.Fields(r.Body), " ")
+				if len([]rune(body)) > 160 {
+					body = string([]rune(body)[:160]) + "…"
+				}
+				msg := fmt.Sprintf("PR #%d (action %s): %s by %s", *a.PRNumber, a.ID, strings.ToLower(strings.ReplaceAll(r.State, "_", " ")), orNone(r.User))
+				if body != "" {
+					msg += ": " + body
+				}
+				memos = append(memos, state.Memo{Timestamp: state.FormatTime(now), Domain: a.SourceDomain, Type: "pr_review", Message: msg})
+			}
+			if changed {
+				b, _ := json.Marshal(seen)
+				a.Extra = cloneExtra(a.Extra)
+				a.Extra["reviews_seen"] = b
+			}
+		}
+		return out
+	}
+	q.Pending = touch(q.Pending)
+	q.InProgress = touch(q.InProgress)
+	return q, memos
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "someone"
+	}
+	return s
+}

@@ -147,3 +147,19 @@ func TestStep3B_StaleAfterChangeAndOpenDrafts(t *testing.T) {
 		t.Errorf("open draft implementation PRs = %d", r.OpenDraftImpl)
 	}
 }
+
+func TestStep2B2_ReviewFeedbackMemos(t *testing.T) {
+	q := state.ActionQueue{InProgress: []state.Action{{ID: "a2", Status: "proposed", PRNumber: ip(50), SourceDomain: "api"}}}
+	reviews := map[int][]ReviewNote{50: {{ID: 1, User: "ana", State: "CHANGES_REQUESTED", Body: "Please\n add a test."}, {ID: 2, User: "bo", State: "APPROVED"}}}
+	q2, memos := ReviewMemos(q, reviews, now)
+	if len(memos) != 2 || memos[0].Message != "PR #50 (action a2): changes requested by ana: Please add a test." || memos[1].Message != "PR #50 (action a2): approved by bo" || memos[0].Type != "pr_review" {
+		t.Fatalf("memos = %+v", memos)
+	}
+	// Seen reviews are remembered on the action: no memo twice.
+	if _, again := ReviewMemos(q2, reviews, now); len(again) != 0 {
+		t.Errorf("repeated memos: %+v", again)
+	}
+	if _, ok := q.InProgress[0].Extra["reviews_seen"]; ok {
+		t.Error("ReviewMemos must not modify its input")
+	}
+}
