@@ -1,0 +1,88 @@
+package gitrepo
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func setup(t *testing.T) (string, func(args ...string) string) {
+	t.Helper()
+	dir := t.TempDir()
+	for k, v := range map[string]string{"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+		"GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1", "HOME": dir} {
+		t.Setenv(k, v)
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
+	git("add", "a.txt")
+	git("commit", "-q", "-m", "init")
+	return dir, git
+}
+
+func TestCommitPathsCommitsOnlyThosePaths(t *testing.T) {
+	dir, git := setup(t)
+	ctx := context.Background()
+	if _, ok := Open(ctx, t.TempDir(), nil); ok {
+		t.Error("a plain directory is not a repository")
+	}
+	r, ok := Open(ctx, dir, nil)
+	if !ok {
+		t.Fatal("not opened")
+	}
+	os.WriteFile(filepath.Join(dir, "mine.txt"), []byte("user work\n"), 0o644)
+	git("add", "mine.txt")
+	os.WriteFile(filepath.Join(dir, "state.json"), []byte("{}\n"), 0o644)
+	committed, err := r.CommitPaths(ctx, "evolve: cycle #1", []string{"state.json"})
+	if err != nil || !committed {
+		t.Fatalf("committed %v, %v", committed, err)
+	}
+	if files := git("show", "--name-only", "--format=", "HEAD"); files != "state.json" {
+		t.Errorf("commit holds %q", files)
+	}
+	if staged := git("diff", "--cached", "--name-only"); staged != "mine.txt" {
+		t.Errorf("the user's staged file must stay staged: %q", staged)
+	}
+	if committed, err := r.CommitPaths(ctx, "again", []string{"state.json"}); err != nil || committed {
+		t.Errorf("nothing changed: committed %v, %v", committed, err)
+	}
+	if r.HasRemote(ctx) {
+		t.Error("no remote yet")
+	}
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("ignored/\n"), 0o644)
+	if !r.Ignored(ctx, "ignored/x.json") || r.Ignored(ctx, "state.json") {
+		t.Error("Ignored")
+	}
+}
+
+func TestBusyDetectsDetachedHeadAndMerges(t *testing.T) {
+	dir, git := setup(t)
+	ctx := context.Background()
+	r, _ := Open(ctx, dir, nil)
+	if why, busy := r.Busy(ctx); busy {
+		t.Fatalf("clean repo busy: %s", why)
+	}
+	git("checkout", "-q", "--detach")
+	if why, busy := r.Busy(ctx); !busy || why != "HEAD is detached" {
+		t.Errorf("detached: %q %v", why, busy)
+	}
+	git("checkout", "-q", "main")
+	gitDir := git("rev-parse", "--absolute-git-dir")
+	os.WriteFile(filepath.Join(gitDir, "MERGE_HEAD"), []byte(git("rev-parse", "HEAD")+"\n"), 0o644)
+	if why, busy := r.Busy(ctx); !busy || why != "a merge is in progress" {
+		t.Errorf("merge: %q %v", why, busy)
+	}
+	if _, err := r.Run(ctx, "no-such-command"); err == nil || !strings.Contains(err.Error(), "git no-such-command: exit") {
+		t.Errorf("error = %v", err)
+	}
+}
