@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ooda-loop/ooda/internal/judge"
 	"github.com/ooda-loop/ooda/internal/notify"
@@ -111,16 +112,45 @@ func (c *cycle) notifyCycle(ctx context.Context, f record.Facts, resultType stri
 	if len(msgs) == 0 {
 		return
 	}
+	c.send(ctx, msgs)
+}
+
+// notifiers holds one notifier per notifications block for the whole
+// process: a provider disabled after 3 consecutive failures stays disabled
+// for the rest of the process, across the cycles of a session.
+var notifiers sync.Map // string(config) -> *notify.Notifier
+
+func (c *cycle) send(ctx context.Context, msgs []notify.Message) {
+	if len(c.cfg.Notifications) == 0 || string(c.cfg.Notifications) == "null" || len(msgs) == 0 {
+		return
+	}
 	if c.notifier == nil {
-		n, errs := notify.New(c.cfg.Notifications, nil, nil)
-		for _, e := range errs {
-			c.printf("[WARN] notifications: %v", e)
+		key := string(c.cfg.Notifications)
+		if v, ok := notifiers.Load(key); ok {
+			c.notifier = v.(*notify.Notifier)
+		} else {
+			n, errs := notify.New(c.cfg.Notifications, nil, nil)
+			for _, e := range errs {
+				c.printf("[WARN] notifications: %v", e)
+			}
+			v, _ := notifiers.LoadOrStore(key, n)
+			c.notifier = v.(*notify.Notifier)
 		}
-		c.notifier = n
 	}
 	for _, m := range msgs {
 		for _, e := range c.notifier.Send(ctx, m) {
 			c.printf("[WARN] notification: %v", e)
 		}
 	}
+}
+
+// notifyHalt tells the providers about a HALT created outside Step 6 (the
+// saturation breaker, a corrupt cost ledger), which ends the cycle early.
+func (c *cycle) notifyHalt(ctx context.Context) {
+	if !c.res.HaltCreated {
+		return
+	}
+	_, reason := c.store.HaltExists(c.cfg.Safety.HaltFile)
+	c.send(ctx, []notify.Message{{Level: notify.LevelHalt, Title: c.cfg.Project.Name + ": loop halted", Text: reason,
+		Fields: map[string]string{"cycle": fmt.Sprint(c.res.Cycle), "reason": c.res.Reason}}})
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/observe"
 	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/proc"
+	"github.com/ooda-loop/ooda/internal/reflect"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -521,6 +522,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 // abandon ends a cycle before Step 6: the state file must not claim a
 // cycle is in progress, or the next run would report a crash.
 func (c *cycle) abandon() (Result, error) {
+	c.notifyHalt(c.ctx)
 	if c.snap != nil && c.snap.State.CycleInProgress {
 		c.snap.State.CycleInProgress = false
 		if err := c.store.SaveState(c.snap.State); err != nil {
@@ -546,6 +548,7 @@ func (c *cycle) failClosedLedger(e *state.CorruptLedgerError) (Result, error) {
 	}
 	c.res.HaltCreated = true
 	c.printf("[HALT] %s. Copied to %s; HALT file created.", msg, filepath.Base(dst))
+	c.notifyHalt(c.ctx)
 	return *c.res, nil
 }
 
@@ -674,7 +677,15 @@ func (c *cycle) envFor(obs *observe.Observation, domain, skill string, conf floa
 	}
 	if dc, ok := c.cfg.Domains.Get(domain); ok {
 		env["OODA_STATE_FILE"] = c.store.Path(dc.StateFile)
-		env["OODA_LENS"] = c.store.LensPath(domain)
+		// The skill gets the active lens (items at confidence ≥ 0.6), not
+		// the working file with its unconfirmed proposals.
+		if lens, found, err := c.store.ReadLens(domain); err == nil && found {
+			if p, err := c.store.WriteActiveLens(c.res.Cycle, domain, reflect.ActiveLens(lens)); err == nil {
+				env["OODA_LENS"] = p
+			} else {
+				c.printf("[WARN] active lens of %s not written: %v", domain, err)
+			}
+		}
 	}
 	return env
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ooda-loop/ooda/internal/record"
 	"github.com/ooda-loop/ooda/internal/reflect"
@@ -23,15 +24,34 @@ func (c *cycle) rememberWeek(f *record.Facts, log []state.DecisionEntry, outcome
 	for d, v := range conf.Scores {
 		scores[d] = v
 	}
-	contrarian := 0
-	for _, m := range memos.History {
-		if m.Type == "contrarian" {
+	st := &snap.State
+	if iv := cfg.Memory.ContrarianCheckInterval; iv > 0 && f.Cycle > 0 && f.Cycle%iv == 0 {
+		st.ContrarianChecks = append(append([]string(nil), st.ContrarianChecks...), state.FormatTime(c.now))
+		if n := len(st.ContrarianChecks); n > 100 {
+			st.ContrarianChecks = st.ContrarianChecks[n-100:]
+		}
+	}
+	// The episode summarises the ISO week before this one: count what
+	// happened in it.
+	from, to := previousISOWeek(c.now)
+	within := func(ts string) bool {
+		t, ok := state.ParseTime(ts)
+		return ok && !t.Before(from) && t.Before(to)
+	}
+	contrarian, gaps := 0, 0
+	for _, ts := range st.ContrarianChecks {
+		if within(ts) {
 			contrarian++
+		}
+	}
+	for _, g := range snap.SkillGaps.Gaps {
+		if within(g.FirstSeen) {
+			gaps++
 		}
 	}
 	eps, ep := reflect.WriteEpisode(reflect.EpisodeInput{Now: c.now, Config: cfg, Episodes: snap.Episodes,
 		Log: reflect.CycleRecords(log, outcomes), Reflections: snap.Reflections.Reflections, Confidence: scores,
-		GapsFound: len(snap.SkillGaps.Gaps), ContrarianChecks: contrarian})
+		GapsFound: gaps, ContrarianChecks: contrarian})
 	if ep != nil {
 		snap.Episodes, c.episodesChanged = eps, true
 		c.printf("[Memory] Episode %s written: %s", ep.ID, ep.Summary)
@@ -102,7 +122,7 @@ func (c *cycle) rememberWeek(f *record.Facts, log []state.DecisionEntry, outcome
 		}
 		c.lensChanges = append(c.lensChanges, lr.Changes...)
 	}
-	if review, msg := reflect.LensReview(reflect.ReviewInput{Cycle: f.Cycle, Interval: cfg.Memory.ContrarianCheckInterval, Domain: d, Outputs: reflect.LensOutputs(log, d)}); review {
+	if review, msg := reflect.LensReview(reflect.ReviewInput{Cycle: f.Cycle, Interval: cfg.Memory.ContrarianCheckInterval, Domain: d, Outputs: c.domainOutputs(log, d, f)}); review {
 		memos.History = appendMemo(memos.History, state.Memo{Timestamp: state.FormatTime(c.now), Cycle: f.Cycle, Domain: d, Type: "lens_review", Message: msg})
 		c.printf("[Reflect] %s", msg)
 	}
@@ -121,4 +141,45 @@ func (c *cycle) saveMemory() error {
 		}
 	}
 	return nil
+}
+
+// previousISOWeek is [Monday 00:00, next Monday 00:00) UTC of the ISO week
+// before the one containing now.
+func previousISOWeek(now time.Time) (time.Time, time.Time) {
+	d := now.UTC().Truncate(24 * time.Hour)
+	monday := d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
+	return monday.AddDate(0, 0, -7), monday
+}
+
+// domainOutputs is had_output of the domain's executed cycles, oldest
+// first: its first 3 ever (kept in state.json), then the ones the decision
+// log still holds after them. It also records this cycle among the first 3
+// while there are fewer.
+func (c *cycle) domainOutputs(log []state.DecisionEntry, d string, f *record.Facts) []bool {
+	st := &c.snap.State
+	if st.FirstOutputs == nil {
+		st.FirstOutputs = map[string][]state.CycleOutput{}
+	}
+	first := st.FirstOutputs[d]
+	if len(first) < 3 && f.Executed {
+		first = append(append([]state.CycleOutput(nil), first...), state.CycleOutput{Cycle: f.Cycle, HadOutput: f.HadOutput})
+		st.FirstOutputs[d] = first
+	}
+	var out []bool
+	last := 0
+	for _, o := range first {
+		out = append(out, o.HadOutput)
+		last = o.Cycle
+	}
+	for _, e := range log {
+		if e.SelectedDomain != d || e.Cycle <= last || e.HadOutput == nil {
+			continue
+		}
+		switch e.Action {
+		case "skip", "observe_only", "blocked":
+			continue
+		}
+		out = append(out, *e.HadOutput)
+	}
+	return out
 }

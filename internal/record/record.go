@@ -290,7 +290,7 @@ func AddCost(l state.CostLedger, f Facts) state.CostLedger {
 func Outcome(f Facts, resultType string, quality float64) state.Outcome {
 	pf := ProcessFactor(resultType)
 	o := state.Outcome{
-		CycleID: f.Cycle, Timestamp: state.FormatTime(f.Now), Domain: f.Domain, Skill: f.Skill,
+		CycleID: f.Cycle, Timestamp: state.FormatTime(f.Now), Domain: f.Domain, Skill: f.Skill, Score: roundp(f.Score),
 		Result: f.Result, ResultType: resultType, ProcessFactor: &pf, QualityMult: quality,
 		PRNumber: f.PRNumber, HadOutput: boolp(f.HadOutput), OnMission: boolp(f.OnMission),
 		ArtifactScore: f.ArtifactScore, CycleMode: f.CycleMode,

@@ -128,6 +128,9 @@ func CycleRecords(log []state.DecisionEntry, outcomes []state.Outcome) []CycleRe
 		if o.PRNumber != nil {
 			r.PRNumber = memClonePtr(o.PRNumber)
 		}
+		if o.Score != nil && r.Score == 0 {
+			r.Score = *o.Score
+		}
 	}
 	sort.Ints(order)
 	out := make([]CycleRecord, 0, len(order))

@@ -352,3 +352,15 @@ func (s *Store) writeAt(p string, v any) error {
 	s.written[p] = true
 	return nil
 }
+
+// WriteActiveLens writes the lens a skill receives ($OODA_LENS) next to
+// the run's log: runs/<cycle>-<domain>.lens.json. It is a copy for the
+// skill, not state: the working lens stays in agent/state/<domain>/.
+func (s *Store) WriteActiveLens(cycle int, domain string, l Lens) (string, error) {
+	p := filepath.Join(s.EvolveDir, "runs", fmt.Sprintf("%d-%s.lens.json", cycle, safeName(domain)))
+	b, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return p, WriteFileAtomic(p, append(b, '\n'), 0o644)
+}

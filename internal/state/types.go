@@ -95,9 +95,16 @@ type State struct {
 	AlertStreaks map[string]int `json:"alert_streaks,omitempty"`
 	// RecentAlerts holds, oldest first, the domains with a warning or
 	// critical alert in each of the last 5 cycles (5-E co-occurrence).
-	RecentAlerts [][]string      `json:"recent_alerts,omitempty"`
-	DecisionLog  []DecisionEntry `json:"decision_log"`
-	Extra        Extra           `json:"-"`
+	RecentAlerts [][]string `json:"recent_alerts,omitempty"`
+	// ContrarianChecks are the instants of the contrarian checks performed
+	// (6-C4), so a weekly episode can count its own.
+	ContrarianChecks []string `json:"contrarian_checks,omitempty"`
+	// FirstOutputs keeps, per domain, had_output of its first 3 executed
+	// cycles: the baseline of the contrarian lens review (5-E), which the
+	// 20-entry decision log forgets.
+	FirstOutputs map[string][]CycleOutput `json:"domain_first_outputs,omitempty"`
+	DecisionLog  []DecisionEntry          `json:"decision_log"`
+	Extra        Extra                    `json:"-"`
 }
 
 // UnmarshalJSON keeps unknown keys.
@@ -551,12 +558,15 @@ func (c *CostLedger) ResetIfNewDay(now time.Time) bool {
 
 // Outcome is one outcomes.json entry (6-C9).
 type Outcome struct {
-	CycleID       int      `json:"cycle_id"`
-	Timestamp     string   `json:"timestamp,omitempty"`
-	Domain        string   `json:"domain,omitempty"`
-	Skill         string   `json:"skill,omitempty"`
-	Result        string   `json:"result,omitempty"`
-	ResultType    string   `json:"result_type"`
+	CycleID    int    `json:"cycle_id"`
+	Timestamp  string `json:"timestamp,omitempty"`
+	Domain     string `json:"domain,omitempty"`
+	Skill      string `json:"skill,omitempty"`
+	Result     string `json:"result,omitempty"`
+	ResultType string `json:"result_type"`
+	// Score is the winner's score, kept so that weekly episodes can rank
+	// decisions beyond the 20-entry decision log.
+	Score         *float64 `json:"score,omitempty"`
 	ProcessFactor *float64 `json:"process_factor,omitempty"`
 	QualityMult   float64  `json:"quality_multiplier"`
 	PRNumber      *int     `json:"pr_number"`
@@ -700,4 +710,10 @@ func (c Checkpoints) Find(cycle int) (Checkpoint, bool) {
 		}
 	}
 	return Checkpoint{}, false
+}
+
+// CycleOutput is whether one executed cycle produced output.
+type CycleOutput struct {
+	Cycle     int  `json:"cycle"`
+	HadOutput bool `json:"had_output"`
 }
