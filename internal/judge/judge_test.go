@@ -73,7 +73,7 @@ func assertDefault(t *testing.T, r Response, errPart string) {
 	}
 }
 
-func TestAnswerFromJudge(t *testing.T) {
+func TestJudgeProtocol_AnswerFromJudge(t *testing.T) {
 	p := newProject(t)
 	// Copy the request, then echo its kind back from inside it.
 	j := p.judge(t, `cat > stdin.json
@@ -111,7 +111,7 @@ printf '{"answer": {"achieved": false, "reason": "%s from %s"}, "note": "ignored
 	}
 }
 
-func TestRequestIsOneLineOfJSON(t *testing.T) {
+func TestJudgeProtocol_RequestIsOneLineOfJSON(t *testing.T) {
 	p := newProject(t)
 	j := p.judge(t, `cat > stdin.json; echo '{"answer": "fine"}'`, "")
 	r := j.Ask(context.Background(), Request{Kind: KindOrientSummary, Prompt: "Summarise.", Default: "nothing changed"})
@@ -124,7 +124,7 @@ func TestRequestIsOneLineOfJSON(t *testing.T) {
 	}
 }
 
-func TestNoCommandGivesDefault(t *testing.T) {
+func TestJudgeProtocol_NoCommandGivesDefault(t *testing.T) {
 	j, err := New(config.Judge{}, t.TempDir(), proc.RunnerFunc(func(context.Context, proc.Spec) proc.Result {
 		t.Error("a process was started without a judge command")
 		return proc.Result{}
@@ -144,7 +144,7 @@ func TestNoCommandGivesDefault(t *testing.T) {
 	}
 }
 
-func TestFailuresFallBackToDefault(t *testing.T) {
+func TestJudgeProtocol_FailuresFallBackToDefault(t *testing.T) {
 	for name, tc := range map[string]struct{ script, errPart string }{
 		"garbage":        {`echo 'I think yes'`, `output is not a JSON object: "I think yes"`},
 		"nothing":        {`cat >/dev/null`, "printed nothing"},
@@ -171,7 +171,7 @@ func TestFailuresFallBackToDefault(t *testing.T) {
 	}
 }
 
-func TestTimeout(t *testing.T) {
+func TestJudgeProtocol_Timeout(t *testing.T) {
 	p := newProject(t)
 	j := p.judge(t, `sleep 30; echo '{"answer": {}}'`, "200ms")
 	start := time.Now()
@@ -182,7 +182,7 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
-func TestOutputLimit(t *testing.T) {
+func TestJudgeProtocol_OutputLimit(t *testing.T) {
 	p := newProject(t)
 	// An endless writer must be stopped at the limit, not at the timeout.
 	j := p.judge(t, `exec yes '{"answer": {}}'`, "30s")
@@ -194,7 +194,7 @@ func TestOutputLimit(t *testing.T) {
 	}
 }
 
-func TestOutputJustUnderLimit(t *testing.T) {
+func TestJudgeProtocol_OutputJustUnderLimit(t *testing.T) {
 	p := newProject(t)
 	// A long string answer still within MaxOutput is accepted.
 	j := p.judge(t, `printf '{"answer": "'; head -c 1000000 /dev/zero | tr '\0' a; printf '"}'`, "")
@@ -204,7 +204,7 @@ func TestOutputJustUnderLimit(t *testing.T) {
 	}
 }
 
-func TestCannotStart(t *testing.T) {
+func TestJudgeProtocol_CannotStart(t *testing.T) {
 	dir := t.TempDir()
 	j, err := New(config.Judge{Command: []string{"./missing-judge"}}, dir, nil)
 	if err != nil || !j.Enabled() {
@@ -213,7 +213,7 @@ func TestCannotStart(t *testing.T) {
 	assertDefault(t, j.Ask(context.Background(), goalReq), "judge ./missing-judge cannot be started")
 }
 
-func TestCanceled(t *testing.T) {
+func TestJudgeProtocol_Canceled(t *testing.T) {
 	p := newProject(t)
 	j := p.judge(t, `sleep 30`, "")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -225,7 +225,7 @@ func TestCanceled(t *testing.T) {
 	}
 }
 
-func TestHaltFile(t *testing.T) {
+func TestJudgeProtocol_HaltFile(t *testing.T) {
 	p := newProject(t)
 	j := p.judge(t, `touch started; echo '{"answer": {}}'`, "")
 	j.HaltFile = filepath.Join(p.dir, "HALT")
@@ -238,7 +238,7 @@ func TestHaltFile(t *testing.T) {
 	}
 }
 
-func TestNullDefaultAcceptsAnyAnswer(t *testing.T) {
+func TestJudgeProtocol_NullDefaultAcceptsAnyAnswer(t *testing.T) {
 	p := newProject(t)
 	j := p.judge(t, `echo '{"answer": [1, 2]}'`, "")
 	r := j.Ask(context.Background(), Request{Kind: KindArtifactCritic})
@@ -247,7 +247,7 @@ func TestNullDefaultAcceptsAnyAnswer(t *testing.T) {
 	}
 }
 
-func TestUnencodableDefault(t *testing.T) {
+func TestJudgeProtocol_UnencodableDefault(t *testing.T) {
 	j, _ := New(config.Judge{Command: []string{"true"}}, t.TempDir(), proc.RunnerFunc(func(context.Context, proc.Spec) proc.Result {
 		t.Error("judge asked without a default")
 		return proc.Result{}
@@ -259,7 +259,7 @@ func TestUnencodableDefault(t *testing.T) {
 }
 
 // TestSpec checks what the runner is asked to do, without a process.
-func TestSpec(t *testing.T) {
+func TestJudgeProtocol_Spec(t *testing.T) {
 	var got proc.Spec
 	runner := proc.RunnerFunc(func(_ context.Context, s proc.Spec) proc.Result {
 		got = s
@@ -282,7 +282,7 @@ func TestSpec(t *testing.T) {
 	}
 }
 
-func TestNewErrors(t *testing.T) {
+func TestJudgeProtocol_NewErrors(t *testing.T) {
 	j, err := New(config.Judge{Command: []string{"judge"}, Timeout: "soon"}, "", nil)
 	if err == nil || !strings.Contains(err.Error(), `judge.timeout: "soon"`) || !j.Enabled() || j.Timeout() != DefaultTimeout {
 		t.Errorf("bad timeout: %v, enabled %v, timeout %v", err, j.Enabled(), j.Timeout())

@@ -87,7 +87,7 @@ var testMsg = Message{
 	Fields: map[string]string{"cycle": "42", "domain": "tests"},
 }
 
-func TestTelegramDelivers(t *testing.T) {
+func TestStep6C7_TelegramDelivers(t *testing.T) {
 	rec := newRecorder(t)
 	n := mustNew(t, `{"telegram": {"enabled": true, "bot_token": "$OODA_TELEGRAM_BOT_TOKEN",
 		"chat_id": "${OODA_TELEGRAM_CHAT_ID}", "api_url": "`+rec.srv.URL+`/"}}`,
@@ -116,7 +116,7 @@ func TestTelegramDelivers(t *testing.T) {
 	}
 }
 
-func TestSlackDelivers(t *testing.T) {
+func TestStep6C7_SlackDelivers(t *testing.T) {
 	rec := newRecorder(t)
 	n := mustNew(t, `{"slack": {"enabled": true, "webhook_url": "$OODA_SLACK_WEBHOOK_URL"}}`,
 		env(map[string]string{"OODA_SLACK_WEBHOOK_URL": rec.srv.URL + "/services/T0/B0/sEcReT"}))
@@ -137,7 +137,7 @@ func TestSlackDelivers(t *testing.T) {
 	}
 }
 
-func TestWebhookDeliversWholeMessage(t *testing.T) {
+func TestStep6C7_WebhookDeliversWholeMessage(t *testing.T) {
 	rec := newRecorder(t)
 	n := mustNew(t, `{"webhook": {"enabled": true, "url": "$HOOK_URL",
 		"headers": {"Authorization": "$HOOK_AUTH", "X-Ooda-Key": "${HOOK_KEY}"}}}`,
@@ -163,7 +163,7 @@ func TestWebhookDeliversWholeMessage(t *testing.T) {
 	}
 }
 
-func TestWebhookLiteralURL(t *testing.T) {
+func TestStep6C7_WebhookLiteralURL(t *testing.T) {
 	rec := newRecorder(t)
 	n := mustNew(t, `{"webhook": {"enabled": true, "url": "`+rec.srv.URL+`/literal"}}`, env(nil))
 	if errs := n.Send(context.Background(), testMsg); errs != nil {
@@ -174,7 +174,7 @@ func TestWebhookLiteralURL(t *testing.T) {
 	}
 }
 
-func TestAllProvidersReceiveOneSend(t *testing.T) {
+func TestStep6C7_AllProvidersReceiveOneSend(t *testing.T) {
 	tg, sl, wh := newRecorder(t), newRecorder(t), newRecorder(t)
 	n := mustNew(t, `{
 		"telegram": {"enabled": true, "bot_token": "$T", "chat_id": "$C", "api_url": "`+tg.srv.URL+`"},
@@ -198,7 +198,7 @@ func TestAllProvidersReceiveOneSend(t *testing.T) {
 // secret into an error (a refused connection whose client error quotes the
 // URL, a response body echoing the path) and checks the returned errors and
 // the log.
-func TestSecretsNeverLeak(t *testing.T) {
+func TestStep6C7_SecretsNeverLeak(t *testing.T) {
 	rec := newRecorder(t)
 	rec.status.Store(http.StatusInternalServerError)
 	dead := httptest.NewServer(http.NotFoundHandler())
@@ -252,7 +252,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 }
 
-func TestThreeFailuresDisable(t *testing.T) {
+func TestStep6C7_ThreeFailuresDisable(t *testing.T) {
 	rec := newRecorder(t)
 	rec.status.Store(http.StatusInternalServerError)
 	n := mustNew(t, `{"telegram": {"enabled": true, "bot_token": "$T", "chat_id": "$C", "api_url": "`+rec.srv.URL+`"}}`,
@@ -282,7 +282,7 @@ func TestThreeFailuresDisable(t *testing.T) {
 	}
 }
 
-func TestSuccessResetsFailures(t *testing.T) {
+func TestStep6C7_SuccessResetsFailures(t *testing.T) {
 	rec := newRecorder(t)
 	n := mustNew(t, `{"slack": {"enabled": true, "webhook_url": "$S"}}`, env(map[string]string{"S": rec.srv.URL}))
 	for i, status := range []int32{500, 500, 0, 500, 500, 0} {
@@ -297,7 +297,7 @@ func TestSuccessResetsFailures(t *testing.T) {
 	}
 }
 
-func TestMissingVariable(t *testing.T) {
+func TestStep6C7_MissingVariable(t *testing.T) {
 	rec := newRecorder(t)
 	n := mustNew(t, `{"telegram": {"enabled": true, "bot_token": "$OODA_TELEGRAM_BOT_TOKEN",
 		"chat_id": "$OODA_TELEGRAM_CHAT_ID", "api_url": "`+rec.srv.URL+`"},
@@ -314,7 +314,7 @@ func TestMissingVariable(t *testing.T) {
 	}
 }
 
-func TestResolvedAtSendTime(t *testing.T) {
+func TestStep6C7_ResolvedAtSendTime(t *testing.T) {
 	rec := newRecorder(t)
 	var lookups atomic.Int32
 	var token atomic.Value
@@ -346,7 +346,7 @@ func TestResolvedAtSendTime(t *testing.T) {
 	}
 }
 
-func TestLiteralSecretsRejected(t *testing.T) {
+func TestStep6C7_LiteralSecretsRejected(t *testing.T) {
 	raw := `{
 		"telegram": {"enabled": true, "bot_token": "` + testToken + `", "chat_id": "` + testChat + `"},
 		"slack": {"enabled": true, "webhook_url": "https://hooks.slack.com/services/T0/B0/sLaCkSeCrEt"},
@@ -374,14 +374,14 @@ func TestLiteralSecretsRejected(t *testing.T) {
 
 // A disabled provider still has its secrets checked: the literal token is
 // in config.json either way.
-func TestLiteralSecretRejectedWhenDisabled(t *testing.T) {
+func TestStep6C7_LiteralSecretRejectedWhenDisabled(t *testing.T) {
 	_, errs := New(json.RawMessage(`{"telegram": {"enabled": false, "bot_token": "`+testToken+`", "chat_id": "$C"}}`), env(nil), nil)
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "bot_token") {
 		t.Errorf("errors %v", errs)
 	}
 }
 
-func TestConfigErrors(t *testing.T) {
+func TestStep6C7_ConfigErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ raw, want string }{
 		"unknown provider": {`{"discord": {}}`, `notifications: unknown provider "discord"`},
 		"missing token":    {`{"telegram": {"enabled": true, "chat_id": "$C"}}`, "telegram: bot_token is missing"},
@@ -400,7 +400,7 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-func TestEmptyAndDisabledConfigs(t *testing.T) {
+func TestStep6C7_EmptyAndDisabledConfigs(t *testing.T) {
 	// The "notifications" block of the original project's config.example.json.
 	example := `{"telegram": {"enabled": false, "bot_token": "$OODA_TELEGRAM_BOT_TOKEN", "chat_id": "$OODA_TELEGRAM_CHAT_ID"}}`
 	for _, raw := range []string{"", "null", `{}`, example,
@@ -419,7 +419,7 @@ func TestEmptyAndDisabledConfigs(t *testing.T) {
 	}
 }
 
-func TestSendIsBounded(t *testing.T) {
+func TestStep6C7_SendIsBounded(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-release
@@ -443,7 +443,7 @@ func TestSendIsBounded(t *testing.T) {
 }
 
 // A redirect would turn the POST into a GET that looks delivered.
-func TestRedirectIsAFailure(t *testing.T) {
+func TestStep6C7_RedirectIsAFailure(t *testing.T) {
 	rec := newRecorder(t)
 	srv := httptest.NewServer(http.RedirectHandler(rec.srv.URL, http.StatusFound))
 	t.Cleanup(srv.Close)
@@ -456,7 +456,7 @@ func TestRedirectIsAFailure(t *testing.T) {
 	}
 }
 
-func TestTelegramTextTruncated(t *testing.T) {
+func TestStep6C7_TelegramTextTruncated(t *testing.T) {
 	rec := newRecorder(t)
 	n := mustNew(t, `{"telegram": {"enabled": true, "bot_token": "$T", "chat_id": "$C", "api_url": "`+rec.srv.URL+`"}}`,
 		env(map[string]string{"T": testToken, "C": testChat}))
