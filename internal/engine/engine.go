@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/act"
@@ -112,20 +113,22 @@ func (r Result) ExitCode() int {
 }
 
 type cycle struct {
-	opts            Options
-	cfg             *config.Config
-	store           *state.Store
-	now             time.Time
-	start           time.Time
-	out             io.Writer
-	log             *slog.Logger
-	res             *Result
-	snap            *state.Snapshot
-	lock            *state.Lock
-	gaps            []gap
-	memo            []state.Memo
-	phases          map[string]string
-	ctx             context.Context
+	opts   Options
+	cfg    *config.Config
+	store  *state.Store
+	now    time.Time
+	start  time.Time
+	out    io.Writer
+	log    *slog.Logger
+	res    *Result
+	snap   *state.Snapshot
+	lock   *state.Lock
+	gaps   []gap
+	memo   []state.Memo
+	phases map[string]string
+	ctx    context.Context
+	// stopBeat ends the lock heartbeat.
+	stopBeat        func()
 	obs             *observe.Observation
 	ori             orient.Orientation
 	forge           forge.Forge
@@ -185,6 +188,9 @@ func RunCycle(ctx context.Context, opts Options) (res Result, err error) {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("internal error: %v", r)
 			res.Status = StatusError
+		}
+		if c.stopBeat != nil {
+			c.stopBeat()
 		}
 		if c.lock != nil {
 			if rerr := c.lock.Release(); rerr != nil && err == nil {
@@ -252,6 +258,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 			return *c.res, err
 		}
 		c.lock = lock
+		c.stopBeat = c.heartbeat(lock, cfg.Safety.LockTimeout())
 		if stale != nil {
 			c.printf("[WARN] Stale lock detected (pid %d, age %dm, %s). Removing and recovering.", stale.Holder.PID, int(stale.Age.Minutes()), stale.Why)
 			c.note("stale lock removed (" + stale.Why + ")")
@@ -705,4 +712,35 @@ func appendMemos(h []state.Memo, ms []state.Memo) []state.Memo {
 		h = appendMemo(h, m)
 	}
 	return h
+}
+
+// heartbeat renews the lock while the cycle runs, so a long cycle is never
+// judged stale by another process while it is alive; only a dead or hung
+// holder's lock ages past lock_timeout_minutes. The beat's instant is the
+// cycle's "now" plus the real time elapsed, so it agrees with --now.
+func (c *cycle) heartbeat(lock *state.Lock, timeout time.Duration) func() {
+	every := timeout / 3
+	if every > time.Minute {
+		every = time.Minute
+	}
+	if every < time.Second {
+		every = time.Second
+	}
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := lock.Renew(c.now.Add(time.Since(c.start))); err != nil {
+					c.log.Warn("lock heartbeat", "err", err)
+				}
+			}
+		}
+	}()
+	return func() { once.Do(func() { close(done) }) }
 }

@@ -48,3 +48,28 @@ func parseStat(stat []byte) (state byte, pgrp int, ok bool) {
 	}
 	return fields[0][0], pgrp, true
 }
+
+// GroupStart returns the start time (clock ticks since boot) of the
+// process pgid, the leader of its group: with the number it identifies the
+// group, since a number alone can be reused.
+func GroupStart(pgid int) (uint64, bool) {
+	if pgid <= 0 {
+		return 0, false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pgid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, false
+	}
+	fields := bytes.Fields(stat[i+1:])
+	// After the command: state(0) ppid(1) pgrp(2) ... starttime is field 22
+	// of the whole line, i.e. index 19 here.
+	if len(fields) < 20 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(fields[19]), 10, 64)
+	return v, err == nil
+}

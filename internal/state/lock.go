@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,6 +22,13 @@ type LockInfo struct {
 	// SkillPGID is the process group of the skill running under this lock,
 	// if any: a skill orphaned by a killed cycle keeps the lock live.
 	SkillPGID int `json:"skill_pgid,omitempty"`
+	// SkillStart identifies that group's leader (its start time in clock
+	// ticks since boot), so a recoverer never stops a process group that
+	// merely reuses the number.
+	SkillStart uint64 `json:"skill_start,omitempty"`
+	// RenewedAt is the holder's last heartbeat: a lock ages from it, so a
+	// cycle that runs long is never judged stale while it is alive.
+	RenewedAt string `json:"renewed_at,omitempty"`
 }
 
 // ErrLocked reports a live lock held by another cycle (0-B).
@@ -48,6 +56,7 @@ type StaleLock struct {
 
 // Lock is a held cycle lock; Release removes it.
 type Lock struct {
+	mu   sync.Mutex
 	path string
 	info LockInfo
 }
@@ -58,7 +67,25 @@ func (l *Lock) Path() string { return l.path }
 // SetSkillGroup records the running skill's process group in the lock, so
 // that if this process dies the lock stays live while the skill runs on.
 func (l *Lock) SetSkillGroup(pgid int) error {
-	if l == nil || l.path == "" {
+	return l.update(func(li *LockInfo) {
+		li.SkillPGID = pgid
+		li.SkillStart, _ = proc.GroupStart(pgid)
+	})
+}
+
+// Renew records a heartbeat at now, so the lock does not age while its
+// holder is alive.
+func (l *Lock) Renew(now time.Time) error {
+	return l.update(func(li *LockInfo) { li.RenewedAt = FormatTime(now) })
+}
+
+func (l *Lock) update(fn func(*LockInfo)) error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.path == "" {
 		return nil
 	}
 	unguard, err := guard(l.path)
@@ -70,7 +97,7 @@ func (l *Lock) SetSkillGroup(pgid int) error {
 	if !ok || cur.PID != l.info.PID || cur.Host != l.info.Host || cur.StartedAt != l.info.StartedAt {
 		return fmt.Errorf("lock %s is no longer ours", l.path)
 	}
-	l.info.SkillPGID = pgid
+	fn(&l.info)
 	b, _ := json.Marshal(l.info)
 	return WriteFileAtomic(l.path, b, 0o644)
 }
@@ -78,7 +105,12 @@ func (l *Lock) SetSkillGroup(pgid int) error {
 // Release removes the lock file if it is still ours. It is safe to call
 // more than once.
 func (l *Lock) Release() error {
-	if l == nil || l.path == "" {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.path == "" {
 		return nil
 	}
 	if unguard, err := guard(l.path); err == nil {
@@ -165,7 +197,9 @@ func AcquireLock(path string, now time.Time, timeout time.Duration) (*Lock, *Sta
 		_ = os.Remove(aside)
 		stale = &StaleLock{Holder: holder, Age: age, Why: why}
 		if holder.Host == host && proc.GroupAlive(holder.SkillPGID) {
-			stale.OrphanPGID = holder.SkillPGID
+			if start, ok := proc.GroupStart(holder.SkillPGID); ok && start == holder.SkillStart {
+				stale.OrphanPGID = holder.SkillPGID
+			}
 		}
 	}
 	return nil, nil, &ErrLocked{}
@@ -201,6 +235,9 @@ func inspectLock(path string, now time.Time, timeout time.Duration, host string)
 	}
 	var age time.Duration
 	if t, ok := ParseTime(li.StartedAt); ok {
+		if r, ok := ParseTime(li.RenewedAt); ok && r.After(t) {
+			t = r
+		}
 		age = now.Sub(t)
 	} else if st, err := os.Stat(path); err == nil {
 		age = time.Since(st.ModTime())

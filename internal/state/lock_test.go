@@ -439,3 +439,26 @@ func TestLock_StaleRecoveryKeepsALockTakenMeanwhile(t *testing.T) {
 		}
 	})
 }
+
+// A holder that renews its lock is never stale by age, however long its
+// cycle runs; once it stops renewing, the lock ages from the last beat.
+func TestLock_RenewedLockIsNotStale(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".lock")
+	start := time.Date(2026, 4, 14, 9, 0, 0, 0, time.UTC)
+	l, _, err := AcquireLock(p, start, 30*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if err := l.Renew(start.Add(40 * time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	var locked *ErrLocked
+	if _, _, err := AcquireLock(p, start.Add(45*time.Minute), 30*time.Minute); !errors.As(err, &locked) || locked.Age != 5*time.Minute {
+		t.Fatalf("a renewed lock must stay live: %v", err)
+	}
+	li, _ := ReadLock(p)
+	if li.RenewedAt != "2026-04-14T09:40:00Z" || li.StartedAt != "2026-04-14T09:00:00Z" {
+		t.Errorf("lock = %+v", li)
+	}
+}
