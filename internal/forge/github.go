@@ -317,7 +317,8 @@ func (g *GitHub) Facts(ctx context.Context, number int) (Facts, error) {
 		return Facts{}, err
 	}
 	type ghFile struct {
-		Filename string `json:"filename"`
+		Filename         string `json:"filename"`
+		PreviousFilename string `json:"previous_filename"`
 	}
 	path := g.repoPath("pulls", strconv.Itoa(number), "files")
 	files, truncated, err := getPages[ghFile](ctx, g, path, url.Values{"per_page": {"100"}})
@@ -342,6 +343,11 @@ func (g *GitHub) Facts(ctx context.Context, number int) (Facts, error) {
 	}
 	for _, file := range files {
 		f.Files = append(f.Files, file.Filename)
+		// A rename touches its old path too: moving a file out of a
+		// protected directory must still meet the protected-path check.
+		if file.PreviousFilename != "" && file.PreviousFilename != file.Filename {
+			f.Files = append(f.Files, file.PreviousFilename)
+		}
 	}
 	return f, nil
 }
@@ -791,4 +797,48 @@ func (g *GitHub) Reviews(ctx context.Context, number int) ([]Review, error) {
 		out = append(out, Review{ID: r.ID, User: r.User.Login, State: r.State, Body: r.Body})
 	}
 	return out, nil
+}
+
+// TokenForHost returns the credential for the GitHub API at apiURL, and an
+// error when the URL is not safe to send one to. github.com credentials
+// (GITHUB_TOKEN, GH_TOKEN, `gh auth token`) go to api.github.com only; a
+// GitHub Enterprise host gets GH_ENTERPRISE_TOKEN (or GITHUB_ENTERPRISE_TOKEN)
+// or `gh auth token --hostname HOST`. A token is never sent over plain
+// http, except to a loopback address.
+func TokenForHost(apiURL string, lookup func(string) string, run func(name string, args ...string) ([]byte, error)) (string, error) {
+	if lookup == nil {
+		lookup = os.Getenv
+	}
+	if run == nil {
+		run = runCommand
+	}
+	if apiURL == "" {
+		apiURL = DefaultGitHubURL
+	}
+	u, err := url.Parse(apiURL)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("forge.api_url %q is not a URL", apiURL)
+	}
+	host := strings.ToLower(u.Hostname())
+	loopback := host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1"
+	if u.Scheme != "https" && !(u.Scheme == "http" && loopback) {
+		return "", fmt.Errorf("forge.api_url %q: a token is only sent over https (or http to a loopback address)", apiURL)
+	}
+	if host == "api.github.com" {
+		return TokenFromEnv(lookup, run), nil
+	}
+	for _, k := range []string{"GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"} {
+		if v := strings.TrimSpace(lookup(k)); v != "" {
+			return v, nil
+		}
+	}
+	out, err := run("gh", "auth", "token", "--hostname", u.Hostname())
+	if err != nil {
+		return "", nil
+	}
+	tok := strings.TrimSpace(string(out))
+	if strings.ContainsFunc(tok, unicode.IsSpace) {
+		return "", nil
+	}
+	return tok, nil
 }

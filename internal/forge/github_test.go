@@ -598,3 +598,42 @@ func TestGitHubReviews(t *testing.T) {
 		t.Errorf("reviews = %+v, %v", rs, err)
 	}
 }
+
+func TestGitHubTokenOnlyForItsHostAndOverHTTPS(t *testing.T) {
+	env := map[string]string{"GITHUB_TOKEN": "gh-public", "GH_ENTERPRISE_TOKEN": "ghe-token"}
+	lookup := func(k string) string { return env[k] }
+	var asked []string
+	run := func(name string, args ...string) ([]byte, error) {
+		asked = append(asked, strings.Join(args, " "))
+		return []byte("from-gh\n"), nil
+	}
+	if tok, err := TokenForHost("https://api.github.com", lookup, run); err != nil || tok != "gh-public" {
+		t.Errorf("github.com: %q %v", tok, err)
+	}
+	if tok, err := TokenForHost("https://ghe.example.com/api/v3", lookup, run); err != nil || tok != "ghe-token" {
+		t.Errorf("enterprise: %q %v (a github.com token must never go to another host)", tok, err)
+	}
+	delete(env, "GH_ENTERPRISE_TOKEN")
+	if tok, _ := TokenForHost("https://ghe.example.com/api/v3", lookup, run); tok != "from-gh" || asked[len(asked)-1] != "auth token --hostname ghe.example.com" {
+		t.Errorf("enterprise via gh: %q, asked %v", tok, asked)
+	}
+	if _, err := TokenForHost("http://evil.example.com", lookup, run); err == nil || !strings.Contains(err.Error(), "only sent over https") {
+		t.Errorf("plain http: %v", err)
+	}
+	if tok, err := TokenForHost("http://127.0.0.1:8080", lookup, run); err != nil || tok != "from-gh" {
+		t.Errorf("loopback http (tests): %q %v", tok, err)
+	}
+}
+
+func TestGitHubFactsIncludeRenamedFromPaths(t *testing.T) {
+	t.Parallel()
+	f := newFakeGitHub(t, "", testToken)
+	f.json("GET /repos/octo/widget/pulls/3", 200, pull(3, "Move", "auto/x/m", obj{"additions": 1, "deletions": 1, "changed_files": 1}), "")
+	f.json("GET /repos/octo/widget/pulls/3/files?per_page=100", 200, []obj{
+		{"filename": "docs/old-deploy.yml", "previous_filename": ".github/workflows/deploy.yml", "status": "renamed"},
+	}, "")
+	facts, err := f.client(t).Facts(context.Background(), 3)
+	if err != nil || !slices.Equal(facts.Files, []string{"docs/old-deploy.yml", ".github/workflows/deploy.yml"}) {
+		t.Errorf("files = %v, %v", facts.Files, err)
+	}
+}

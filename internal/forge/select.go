@@ -52,7 +52,11 @@ func Select(ctx context.Context, cfg *config.Config, root string) (Forge, error)
 				return nil, fmt.Errorf("forge github: set forge.repo (owner/name); the origin remote %q is not a GitHub repository", origin)
 			}
 		}
-		return NewGitHub(GitHubOptions{Repo: repo, BaseURL: fc.APIURL, Token: TokenFromEnv(nil, nil), UserAgent: "ooda"})
+		token, err := TokenForHost(fc.APIURL, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		return NewGitHub(GitHubOptions{Repo: repo, BaseURL: fc.APIURL, Token: token, UserAgent: "ooda"})
 	case "git":
 		if !isRepo {
 			return nil, fmt.Errorf("forge git: %s is not a git repository", root)
