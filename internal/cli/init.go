@@ -72,7 +72,8 @@ func runInit(g *globals, o initOptions) error {
 		"safety": map[string]any{
 			"halt_file":                  config.Default().Safety.HaltFile,
 			"min_cycle_interval_minutes": config.Default().Safety.MinCycleIntervalMin,
-			"skill_allowlist":            []string{},
+			// An explicit allowlist: an empty one would allow every skill.
+			"skill_allowlist": config.Default().Safety.SkillAllowlist,
 		},
 		"cost": map[string]any{"daily_limit_usd": config.Default().Cost.DailyLimitUSD, "warning_threshold_pct": config.Default().Cost.WarningThresholdPct},
 	}

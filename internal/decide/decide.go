@@ -560,13 +560,16 @@ func goalsMetIdle(in Input, cands []Domain) bool {
 	if !in.Config.GoalCompletionIdle {
 		return false
 	}
+	// Goals completed by their metric (2-C marks them completed at 1.0)
+	// are met goals too: without them the gate would never fire once the
+	// mission is accomplished.
 	active := 0
 	for _, g := range in.Goals {
-		if g.Status != "active" || g.Quarantined {
+		if (g.Status != "active" && g.Status != "completed") || g.Quarantined {
 			continue
 		}
 		active++
-		if g.Progress < 1.0 {
+		if g.Status == "active" && g.Progress < 1.0 {
 			return false
 		}
 	}
@@ -641,7 +644,10 @@ func lessonTieBreak(in Input, d *Decision) {
 		return
 	}
 	a, b := d.Options[first], d.Options[second]
-	if a.Score-b.Score > LessonMargin || in.Lean[b.Domain] <= in.Lean[a.Domain] {
+	// Only an option that could win on its own merits may be moved up: it
+	// must reach the minimum score and pass the confidence gate.
+	if a.Score-b.Score > LessonMargin || in.Lean[b.Domain] <= in.Lean[a.Domain] ||
+		b.Score < minScore || b.Confidence < in.Config.Safety.ConfidenceThreshold {
 		return
 	}
 	b.Reasons = append(b.Reasons, fmt.Sprintf("recalled lessons favour it over %s within %.1f points", a.Domain, LessonMargin))

@@ -380,7 +380,14 @@ func (c *cycle) runChain(ctx context.Context, f *record.Facts, obs *observe.Obse
 			c.chainBlocked(target, "not in safety.skill_allowlist")
 			continue
 		}
-		tct, _ := contract.Load(c.store.Root, cfg, target)
+		tct, terr := contract.Load(c.store.Root, cfg, target)
+		if terr != nil {
+			// Fail closed: without its contract there is no telling whether
+			// the target opens PRs, so it must not slip past those gates.
+			c.printf("[Act] SAFETY: chain %s has a contract that does not load (%v). Skipping.", target, terr)
+			c.chainBlocked(target, "contract does not load: "+terr.Error())
+			continue
+		}
 		if c.createsPRs(target, tct) {
 			if cfg.ProgressiveComplex.CurrentLevel < 3 || !cfg.Implementation.Enabled {
 				c.printf("[Act] SAFETY: chain %s requires Level 3 + implementation.enabled. Skipping.", target)

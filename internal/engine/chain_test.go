@@ -245,3 +245,28 @@ func TestStep4B_MalformedConditionRejectsTheContract(t *testing.T) {
 		t.Errorf("res %+v chain %q gaps %s\n%s", res.Result, chainRan(t, dir), gapNames(t, dir), out)
 	}
 }
+
+func TestStep4B_ChainTargetWithABrokenContractFailsClosed(t *testing.T) {
+	dir := chainProject(t, 1, false, allowAll, "", map[string]string{
+		"skills/notify/SKILL.md": "---\nsafety:\n  read_only: false\nchain_triggers:\n  - target: y\n    condition: \"x >>= 1\"\n---\n"})
+	cfgPath := filepath.Join(dir, "config.json")
+	b, _ := os.ReadFile(cfgPath)
+	os.WriteFile(cfgPath, []byte(strings.Replace(string(b), `"primary_skill": "/scan", "fallback": true`, `"primary_skill": "/scan", "fallback": true, "chain": ["/notify"]`, 1)), 0o644)
+	_, out := run(t, dir, t0, false)
+	if chainRan(t, dir) != "" || !strings.Contains(out, "SAFETY: chain /notify has a contract that does not load") || !strings.Contains(gapNames(t, dir), "chain_blocked_notify") {
+		t.Errorf("chain %q\n%s", chainRan(t, dir), out)
+	}
+}
+
+func TestStep6C6_NoRequeueOfPRWorkWithoutTheForge(t *testing.T) {
+	dir := project(t, threeDomains, map[string]string{"skill.sh": skillScript,
+		"agent/state/evolve/action_queue.json": `{"pending": [], "in_progress": [
+		  {"id": "A-1", "title": "with a PR", "status": "in_progress", "pr_number": 42, "rice_score": 50, "extracted_at": "2026-04-13T09:00:00Z"},
+		  {"id": "A-2", "title": "never started", "status": "in_progress", "rice_score": 40, "extracted_at": "2026-04-13T09:00:00Z"}], "completed": []}`})
+	run(t, dir, t0, false)
+	var q state.ActionQueue
+	readJSON(t, filepath.Join(dir, "agent/state/evolve/action_queue.json"), &q)
+	if len(q.InProgress) != 1 || q.InProgress[0].ID != "A-1" || len(q.Pending) != 1 || q.Pending[0].ID != "A-2" {
+		t.Errorf("without a forge an item with a PR stays in progress: %+v", q)
+	}
+}

@@ -57,10 +57,10 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	}
 	// 6-C: this cycle's memos are consumed first; 5-C then writes the next
 	// cycle's.
-	memos := snap.Memos
-	if dec.Scored {
-		memos = orient.ConsumeMemos(memos)
-	}
+	// Every cycle that reached Step 6 consumes them, whether or not it
+	// scored: a run of implicit-guidance cycles must not let one-shot
+	// adjustments pile up or interventions outlive their term.
+	memos := orient.ConsumeMemos(snap.Memos)
 	for _, m := range c.memo {
 		memos.History = appendMemo(memos.History, m)
 		if b, err := m.MarshalJSON(); err == nil {

@@ -165,8 +165,20 @@ func (c *cycle) reflectStep(ctx context.Context, f *record.Facts, dec decide.Dec
 		for _, pr := range c.fview.status.Open {
 			open[pr.Number] = true
 		}
+		// Without this cycle's PR list (no forge, or it failed) an item with
+		// a PR cannot be judged stalled: requeueing it would start the same
+		// work again beside an open PR.
+		stalled := c.inProgressAtStart
+		if !c.fview.ok {
+			stalled = map[string]bool{}
+			for _, a := range c.snap.ActionQueue.InProgress {
+				if c.inProgressAtStart[a.ID] && a.PRNumber == nil {
+					stalled[a.ID] = true
+				}
+			}
+		}
 		q, dr := reflect.DecayQueue(c.snap.ActionQueue, reflect.DecayInput{Now: c.now, DecayDays: cfg.Memory.ActionQueueDecayDays,
-			DecayAmount: cfg.Memory.ActionQueueDecayAmount, InProgressAtStart: c.inProgressAtStart, OpenPRs: open})
+			DecayAmount: cfg.Memory.ActionQueueDecayAmount, InProgressAtStart: stalled, OpenPRs: open})
 		for _, rq := range dr.Requeued {
 			memos.History = appendMemo(memos.History, state.Memo{Timestamp: state.FormatTime(c.now), Cycle: f.Cycle, Type: "action_requeued", Message: rq.Memo})
 		}
