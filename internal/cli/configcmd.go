@@ -3,10 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/contract"
 )
 
 func newConfigCmd(g *globals) *cobra.Command {
@@ -47,6 +49,46 @@ func runValidate(g *globals) error {
 	if err != nil && !errors.As(err, &ce) {
 		return err
 	}
+	// Contracts are part of what a configuration runs: one that does not
+	// load (bad YAML, a malformed chain condition) is invalid here too.
+	var warnings []string
+	if err == nil {
+		root, rerr := g.root()
+		if rerr != nil {
+			return rerr
+		}
+		var issues []config.Issue
+		contracts := map[string]contract.Contract{}
+		tried := map[string]bool{}
+		for _, name := range cfg.SkillNames() {
+			tried[config.SkillKey(name)] = true
+			ct, cerr := contract.Load(root, cfg, name)
+			if cerr != nil {
+				issues = append(issues, config.Issue{Path: "/skills/" + strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1") + "/contract", Reason: cerr.Error()})
+				continue
+			}
+			contracts[name] = ct
+		}
+		for _, d := range cfg.Domains {
+			if tried[config.SkillKey(d.PrimarySkill)] || d.PrimarySkill == "" {
+				continue
+			}
+			tried[config.SkillKey(d.PrimarySkill)] = true
+			ct, cerr := contract.Load(root, cfg, d.PrimarySkill)
+			if cerr != nil {
+				issues = append(issues, config.Issue{Path: "/domains/" + d.Name + "/primary_skill", Reason: "contract of " + d.PrimarySkill + ": " + cerr.Error()})
+				continue
+			}
+			contracts[d.PrimarySkill] = ct
+		}
+		for _, c := range contract.ChainCycles(contracts) {
+			warnings = append(warnings, "circular chain "+strings.Join(c, " -> ")+" (each skill still runs at most once per cycle)")
+		}
+		if len(issues) > 0 {
+			ce = &config.Error{File: path, Path: issues[0].Path, Reason: issues[0].Reason, Issues: issues}
+			err = ce
+		}
+	}
 	if g.json {
 		doc := map[string]any{"file": path, "valid": err == nil, "errors": []config.Issue{}}
 		if ce != nil {
@@ -58,6 +100,10 @@ func runValidate(g *globals) error {
 		} else {
 			doc["domains"] = len(cfg.Domains)
 		}
+		if warnings == nil {
+			warnings = []string{}
+		}
+		doc["warnings"] = warnings
 		if perr := g.printJSON(doc); perr != nil {
 			return perr
 		}
@@ -68,6 +114,9 @@ func runValidate(g *globals) error {
 	}
 	if err != nil {
 		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(g.stdout, "warning: %s\n", w)
 	}
 	fmt.Fprintf(g.stdout, "%s: valid (%d domains, level %d)\n", path, len(cfg.Domains), cfg.ProgressiveComplex.CurrentLevel)
 	return nil

@@ -159,42 +159,44 @@ func runRollback(ctx context.Context, g *globals, cycle int, o rollbackOptions) 
 // what happened, including the cycle log, is history, not code.
 func rollbackCode(ctx context.Context, repo *gitrepo.Repo, cp state.Checkpoint, hard bool) error {
 	if why, busy := repo.Busy(ctx); busy {
-		return fmt.Errorf("cannot roll back: %s", why)
+		return usageError(fmt.Errorf("cannot roll back: %s", why))
+	}
+	// Nothing staged: the rollback commit must hold the revert and nothing
+	// of the user's.
+	if _, err := repo.Run(ctx, "diff", "--cached", "--quiet"); err != nil {
+		return usageError(fmt.Errorf("cannot roll back: changes are staged in the index; commit or unstage them first"))
 	}
 	if hard {
 		_, err := repo.Run(ctx, "reset", "--hard", cp.CommitSHA)
 		return err
 	}
-	out, err := repo.Run(ctx, "rev-list", cp.CommitSHA+"..HEAD")
+	// The code since the checkpoint, outside agent/state/: the loop's own
+	// record (and any uncommitted state) is left exactly as it is.
+	exclude := ":(exclude)agent/state"
+	names, err := repo.Run(ctx, "diff", "--name-only", cp.CommitSHA, "HEAD", "--", ".", exclude)
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(out) == "" {
+	if strings.TrimSpace(names) == "" {
 		return nil
 	}
-	if _, err := repo.Run(ctx, "revert", "--no-commit", cp.CommitSHA+"..HEAD"); err != nil {
-		_, _ = repo.Run(ctx, "revert", "--abort")
+	patch, err := repo.Run(ctx, "diff", "--binary", cp.CommitSHA, "HEAD", "--", ".", exclude)
+	if err != nil {
 		return err
 	}
-	if _, err := repo.Run(ctx, "checkout", "HEAD", "--", "agent/state"); err != nil {
-		// Nothing under agent/state in HEAD is not an error.
-		if !strings.Contains(err.Error(), "did not match any") {
-			_, _ = repo.Run(ctx, "revert", "--abort")
-			return err
+	if _, err := repo.RunInput(ctx, []byte(patch), "apply", "-R", "--index", "--whitespace=nowarn"); err != nil {
+		return fmt.Errorf("cannot revert the code since cycle #%d cleanly (local changes in the same files?): %w", cp.Cycle, err)
+	}
+	var paths []string
+	for _, p := range strings.Split(strings.TrimSpace(names), "\n") {
+		if p = strings.TrimSpace(p); p != "" {
+			paths = append(paths, p)
 		}
 	}
-	staged, err := repo.Run(ctx, "diff", "--cached", "--name-only")
-	if err != nil {
-		return err
-	}
-	if strings.TrimSpace(staged) == "" {
-		_, _ = repo.Run(ctx, "revert", "--quit")
-		return nil
-	}
-	if _, err := repo.Run(ctx, "commit", "--quiet", "-m", fmt.Sprintf("Revert to cycle #%d (%s)", cp.Cycle, shortSHA(cp.CommitSHA)), "-m", "ooda config rollback "+strconv.Itoa(cp.Cycle)); err != nil {
-		return err
-	}
-	return nil
+	args := append([]string{"commit", "--quiet", "-m", fmt.Sprintf("Revert to cycle #%d (%s)", cp.Cycle, shortSHA(cp.CommitSHA)),
+		"-m", "ooda config rollback " + strconv.Itoa(cp.Cycle), "--"}, paths...)
+	_, err = repo.Run(ctx, args...)
+	return err
 }
 
 func prettyJSON(b []byte) []byte {

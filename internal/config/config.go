@@ -123,6 +123,15 @@ func (ds *Domains) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if seen[k] {
+			// JSON would keep the last; a duplicated domain is a mistake
+			// worth naming, not a silent choice.
+			return &domainError{name: k, err: fmt.Errorf("domain %q is defined twice", k)}
+		}
+		seen[k] = true
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err

@@ -81,6 +81,10 @@ func Parse(file string, raw []byte) (*Config, error) {
 	}
 	c := Default()
 	if err := json.Unmarshal(integralNumbers(raw), c); err != nil {
+		var de *domainError
+		if errors.As(err, &de) && !isTypeError(err) {
+			return nil, &Error{File: file, Path: "/domains/" + escapePointer(de.name), Reason: de.err.Error()}
+		}
 		return nil, typeError(file, err)
 	}
 	c.applyDomainDefaults()
@@ -269,4 +273,9 @@ func integralNumbers(raw []byte) []byte {
 		}
 		after()
 	}
+}
+
+func isTypeError(err error) bool {
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &te)
 }

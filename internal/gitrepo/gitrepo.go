@@ -53,13 +53,18 @@ func (e *Error) Error() string {
 
 // Run runs git with args in the repository and returns its output.
 func (r *Repo) Run(ctx context.Context, args ...string) (string, error) {
+	return r.RunInput(ctx, nil, args...)
+}
+
+// RunInput runs git with stdin.
+func (r *Repo) RunInput(ctx context.Context, stdin []byte, args ...string) (string, error) {
 	var out bytes.Buffer
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
 	env := append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	res := r.Runner.Run(ctx, proc.Spec{Argv: append([]string{"git", "-C", r.Dir}, args...), Dir: r.Dir, Env: env, Timeout: timeout, Output: &out, KillGrace: 2 * time.Second})
+	res := r.Runner.Run(ctx, proc.Spec{Argv: append([]string{"git", "-C", r.Dir}, args...), Dir: r.Dir, Env: env, Timeout: timeout, Output: &out, Stdin: stdin, KillGrace: 2 * time.Second})
 	if res.StartErr != nil {
 		return "", fmt.Errorf("git: %w", res.StartErr)
 	}

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,4 +83,17 @@ func AppendLine(path string, line []byte) error {
 		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// encodeJSON is the one encoding of every state file: indented, and without
+// HTML escaping, so a user's `&&` or `>` stays readable in the file.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -216,7 +216,7 @@ func (s *Store) InitLens(domain string, now time.Time) (bool, error) {
 	if _, err := os.Stat(p); err == nil {
 		return false, nil
 	}
-	b, err := json.MarshalIndent(NewLens(domain, now), "", "  ")
+	b, err := encodeJSON(NewLens(domain, now))
 	if err != nil {
 		return false, err
 	}
@@ -318,7 +318,7 @@ func (s *Store) ReadRotationCursor(domain string) (RotationCursor, error) {
 
 // SaveRotationCursor writes a domain's rotation cursor atomically.
 func (s *Store) SaveRotationCursor(domain string, rc RotationCursor) error {
-	b, err := json.MarshalIndent(rc, "", "  ")
+	b, err := encodeJSON(rc)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func unmarshalKeep(b []byte, v any, extra *Extra) error {
 // marshalKeep encodes v (an alias struct value) and appends the extra keys,
 // sorted, after the known ones.
 func marshalKeep(v any, extra Extra) ([]byte, error) {
-	b, err := json.Marshal(v)
+	b, err := marshalNoEscape(v)
 	if err != nil || len(extra) == 0 {
 		return b, err
 	}
@@ -90,4 +90,16 @@ func marshalKeep(v any, extra Extra) ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping (a user's `&&`
+// stays `&&` in the file, not \u0026\u0026).
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -342,7 +342,7 @@ func (s *Store) SaveLensChangelog(domain string, l LensChangelog) error {
 }
 
 func (s *Store) writeAt(p string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := encodeJSON(v)
 	if err != nil {
 		return err
 	}
@@ -358,7 +358,7 @@ func (s *Store) writeAt(p string, v any) error {
 // skill, not state: the working lens stays in agent/state/<domain>/.
 func (s *Store) WriteActiveLens(cycle int, domain string, l Lens) (string, error) {
 	p := filepath.Join(s.EvolveDir, "runs", fmt.Sprintf("%d-%s.lens.json", cycle, safeName(domain)))
-	b, err := json.MarshalIndent(l, "", "  ")
+	b, err := encodeJSON(l)
 	if err != nil {
 		return "", err
 	}

@@ -206,7 +206,7 @@ func (s *Store) QuarantineLedger(now time.Time) (string, error) {
 
 // writeJSON writes v as indented JSON to an evolve file, atomically.
 func (s *Store) writeJSON(name string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := encodeJSON(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", name, err)
 	}

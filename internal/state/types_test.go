@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -516,5 +517,17 @@ func TestTimeFormat(t *testing.T) {
 	}
 	if _, ok := ParseTime("yesterday"); ok {
 		t.Error("ParseTime accepted garbage")
+	}
+}
+
+func TestStateFilesAreNotHTMLEscaped(t *testing.T) {
+	s := New(t.TempDir())
+	g := Goals{Goals: []Goal{{ID: "g", MetricCommand: "test -f a && jq '.x > 1' b"}}}
+	if err := s.SaveGoals(g); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(s.EvolvePath(GoalsFile))
+	if !strings.Contains(string(b), "test -f a && jq '.x > 1' b") {
+		t.Errorf("escaped: %s", b)
 	}
 }
