@@ -337,6 +337,11 @@ func (c *cycle) runChain(ctx context.Context, f *record.Facts, obs *observe.Obse
 			queue = append(queue, chainStep{target: s, from: primary, legacy: true})
 		}
 	}
+	// 1-A: a stale active context schedules its refresh skill, run like a
+	// chain step through the same gates.
+	if c.obs != nil && c.obs.RefreshDue && cfg.ActiveContext.RefreshSkill != nil && *cfg.ActiveContext.RefreshSkill != "" {
+		queue = append([]chainStep{{target: *cfg.ActiveContext.RefreshSkill, from: primary, legacy: true}}, queue...)
+	}
 	ran := map[string]bool{config.SkillKey(primary.skill): true}
 	threshold := cfg.Safety.ConfidenceThreshold
 	for len(queue) > 0 {

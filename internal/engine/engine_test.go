@@ -474,6 +474,8 @@ func TestStep4_NoExecutorIsAnExecutionErrorAndCostsNothing(t *testing.T) {
 
 func TestStep1A_StaleActiveContextSchedulesRefresh(t *testing.T) {
 	cfg := strings.Replace(threeDomains, `"progressive_complexity"`, `"active_context": {"path": "ctx.json", "refresh_skill": "/refresh-context", "refresh_interval_hours": 24}, "progressive_complexity"`, 1)
+	cfg = strings.Replace(cfg, `"/plan-backlog": {"command": ["/bin/sh", "skill.sh"]}`, `"/plan-backlog": {"command": ["/bin/sh", "skill.sh"]}, "/refresh-context": {"command": ["/bin/sh", "-c", "echo refreshed >> refreshed.txt"]}`, 1)
+	cfg = strings.Replace(cfg, `"skill_allowlist": ["/scan-health", "/check-tests", "/plan-backlog"]`, `"skill_allowlist": ["/scan-health", "/check-tests", "/plan-backlog", "/refresh-context"]`, 1)
 	dir := project(t, cfg, map[string]string{"skill.sh": skillScript, "ctx.json": `{"persona": "x"}`})
 	old := t0.Add(-48 * time.Hour)
 	if err := os.Chtimes(filepath.Join(dir, "ctx.json"), old, old); err != nil {
@@ -487,6 +489,9 @@ func TestStep1A_StaleActiveContextSchedulesRefresh(t *testing.T) {
 	readJSON(t, filepath.Join(dir, "agent/state/evolve/memos.json"), &m)
 	if len(m.History) != 1 || m.History[0].Type != "active_context_refresh" {
 		t.Errorf("memo = %+v", m.History)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "refreshed.txt")); string(b) != "refreshed\n" {
+		t.Errorf("the refresh skill must run, through the chain gates: %q\n%s", b, out)
 	}
 	// A fresh context schedules nothing.
 	now := t0.Add(time.Hour)

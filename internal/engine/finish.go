@@ -199,6 +199,9 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		return *c.res, err
 	}
 	c.printf("[Record] Cycle #%d recorded: %s (%s, quality %.3f).", f.Cycle, orDash(f.Domain), resultType, quality)
+	if _, err := c.store.PruneRuns(f.Cycle); err != nil {
+		c.printf("[WARN] old run files not pruned: %v", err)
+	}
 	c.commitState(c.ctx, f, resultType)
 	c.notifyCycle(c.ctx, f, resultType)
 	if len(c.gaps) > 0 {

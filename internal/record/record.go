@@ -303,7 +303,15 @@ func AppendOutcome(os state.Outcomes, o state.Outcome, size int) state.Outcomes 
 	if size <= 0 {
 		size = 200
 	}
-	os.Entries = append(os.Entries, o)
+	// A cycle recovered after a crash reuses its number: its outcome
+	// replaces the half-recorded one rather than counting twice.
+	kept := make([]state.Outcome, 0, len(os.Entries)+1)
+	for _, e := range os.Entries {
+		if e.CycleID != o.CycleID {
+			kept = append(kept, e)
+		}
+	}
+	os.Entries = append(kept, o)
 	if len(os.Entries) > size {
 		os.Entries = append([]state.Outcome(nil), os.Entries[len(os.Entries)-size:]...)
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -145,4 +146,36 @@ func (s *Store) WriteProposal(gap, text string) (bool, error) {
 	}
 	s.written[p] = true
 	return true, nil
+}
+
+// RunsKept is how many recent cycles' run files (logs, reports, active
+// lenses) are kept in runs/; older ones are deleted so unattended
+// operation does not fill the disk.
+const RunsKept = 50
+
+// PruneRuns deletes the run files of cycles older than the last RunsKept.
+func (s *Store) PruneRuns(cycle int) (int, error) {
+	dir := filepath.Join(s.EvolveDir, "runs")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	n := 0
+	for _, e := range ents {
+		num, _, ok := strings.Cut(e.Name(), "-")
+		if !ok || e.IsDir() {
+			continue
+		}
+		c, err := strconv.Atoi(num)
+		if err != nil || c > cycle-RunsKept {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err == nil {
+			n++
+		}
+	}
+	return n, nil
 }

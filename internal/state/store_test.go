@@ -629,3 +629,21 @@ func TestCompatFixtureLens(t *testing.T) {
 		t.Fatalf("missing lens: %v, %v", found, err)
 	}
 }
+
+func TestStore_PruneRunsKeepsTheLastFifty(t *testing.T) {
+	s := New(t.TempDir())
+	for _, c := range []int{1, 49, 50, 51, 100} {
+		if err := s.SaveRunLog(c, "/x", []byte("log")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.PruneRuns(100)
+	if err != nil || n != 3 {
+		t.Fatalf("pruned %d, %v", n, err)
+	}
+	for c, want := range map[int]bool{1: false, 50: false, 51: true, 100: true} {
+		if _, err := os.Stat(s.RunLogPath(c, "/x")); (err == nil) != want {
+			t.Errorf("cycle %d kept %v, want %v", c, err == nil, want)
+		}
+	}
+}
