@@ -143,6 +143,7 @@ type cycle struct {
 	primary         skillRun
 	// actionsAdded and actionsResolved feed the 6-C5 counters.
 	actionsAdded       int
+	memoWritten        bool
 	actionsResolved    int
 	reflectionsChanged bool
 	episodesChanged    bool
@@ -455,6 +456,9 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	dec := decide.Decide(din)
 	c.res.Decision = &dec
 	sf := orient.SummaryFacts{Observed: len(obs.Domains), Alerts: alertNames(obs), Winner: winnerName(dec), Skip: dec.SkipReason, Guidance: dec.Guidance, Gated: dec.Gated, Prev: ori.PrevSummary}
+	if n := len(st.DecisionLog); n > 0 {
+		sf.PrevWinner = st.DecisionLog[n-1].SelectedDomain
+	}
 	summary := c.judgedSummary(ctx, orient.Summarize(sf), map[string]any{"domains_observed": sf.Observed, "alerts": sf.Alerts,
 		"winner": sf.Winner, "skip_reason": sf.Skip, "guidance": sf.Guidance, "gated": sf.Gated, "previous_summary": sf.Prev})
 	c.printf("[Orient] %s", summary)

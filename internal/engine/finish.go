@@ -97,6 +97,8 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	f.Elapsed = time.Since(c.start)
 	entry = record.DecisionEntry(f, resultType, quality)
 	entry.PROutcomes = prOutcomesJSON(c.outc.Changes)
+	written := c.memoWritten || len(c.memo) > 0
+	entry.MemoWritten = &written
 	c.res.Result, c.res.ResultType, c.res.Quality, c.res.PRNumber = f.Result, resultType, &quality, f.PRNumber
 	c.res.WinnerChain = f.Chain
 
@@ -112,7 +114,9 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 
 	metrics := record.UpdateMetrics(snap.Metrics, f, resultType)
 	metrics.Counters.ActionsAdded += c.actionsAdded
-	metrics.Counters.ActionsResolved += c.actionsResolved
+	// Resolved: actions whose PR was merged or rejected (2-B2), and blocked
+	// ones closed by hygiene (6-C6).
+	metrics.Counters.ActionsResolved += c.actionsResolved + len(c.outc.QueueMoves)
 	annotations := c.recordOutcomes(c.outc, &metrics)
 	prior := snap.Outcomes
 	if c.outc.Outcomes != nil {

@@ -48,21 +48,6 @@ func (c *cycle) reflectStep(ctx context.Context, f *record.Facts, dec decide.Dec
 		st.RecentAlerts = st.RecentAlerts[len(st.RecentAlerts)-5:]
 	}
 
-	// 2-B1: micro-adjustments for the executed domain.
-	if executed && run.ok && !c.restoredConfidence {
-		before := c.ori.Confidence[f.Domain]
-		if v, ok := conf.Get(f.Domain); ok {
-			before = v
-		}
-		after, label := reflect.MicroAdjust(reflect.MicroInput{Config: cfg, Domain: f.Domain, Before: before,
-			Findings: run.actions > 0 || run.newAlerts, Alerting: run.alerting, Unchanged: !run.changed})
-		if label != "" {
-			conf.Set(f.Domain, after, c.now)
-			f.MicroAdj = label
-			c.printf("[Orient] %s micro-adjustment %s -> confidence %.2f", f.Domain, label, after)
-		}
-	}
-
 	// 5-C2: action extraction from the primary skill's report.
 	if executed && run.report != nil && len(run.report.Actions) > 0 {
 		q, r := reflect.ExtractActions(c.snap.ActionQueue, run.report.Actions, reflect.ExtractInput{Cycle: f.Cycle, Domain: f.Domain, Skill: run.skill,
@@ -74,6 +59,21 @@ func (c *cycle) reflectStep(ctx context.Context, f *record.Facts, dec decide.Dec
 			c.snap.ActionQueue, c.queueChanged = q, true
 			c.actionsAdded = len(r.Added)
 			c.printf("[Reflect] Actions: %d extracted, %d duplicate(s).", len(r.Added), len(r.Duplicates))
+		}
+	}
+
+	// 2-B1: micro-adjustments for the executed domain.
+	if executed && run.ok && !c.restoredConfidence {
+		before := c.ori.Confidence[f.Domain]
+		if v, ok := conf.Get(f.Domain); ok {
+			before = v
+		}
+		after, label := reflect.MicroAdjust(reflect.MicroInput{Config: cfg, Domain: f.Domain, Before: before,
+			Findings: c.actionsAdded > 0 || run.newAlerts, Alerting: run.alerting, Unchanged: !run.changed})
+		if label != "" {
+			conf.Set(f.Domain, after, c.now)
+			f.MicroAdj = label
+			c.printf("[Orient] %s micro-adjustment %s -> confidence %.2f", f.Domain, label, after)
 		}
 	}
 
@@ -100,6 +100,7 @@ func (c *cycle) reflectStep(ctx context.Context, f *record.Facts, dec decide.Dec
 		prs = append(prs, reflect.PROutcome{PR: ch.PR, Domain: ch.Domain, Outcome: ch.Outcome})
 	}
 	m, mr := reflect.WriteMemos(*memos, reflect.MemoInput{Now: c.now, Config: cfg, Cycle: f.Cycle, CycleCount: f.Cycle, Log: log, PROutcomes: prs})
+	c.memoWritten = len(mr.Adjustments) > 0 || len(mr.Interventions) > 0
 	for _, n := range mr.Notes {
 		c.printf("%s", n)
 	}

@@ -80,6 +80,26 @@ func ApplyCascades(cs state.Cascades, lastRun map[string]time.Time, now time.Tim
 			r.Notes = append(r.Notes, fmt.Sprintf("[Orient] Cascade resolved: %s", c.ID))
 		}
 	}
+	// Resolved cascades are history: keep the last 50 of them.
+	var resolved []int
+	for i, c := range r.Cascades.Cascades {
+		if c.Status == "resolved" {
+			resolved = append(resolved, i)
+		}
+	}
+	if extra := len(resolved) - 50; extra > 0 {
+		drop := map[int]bool{}
+		for _, i := range resolved[:extra] {
+			drop[i] = true
+		}
+		kept := r.Cascades.Cascades[:0:0]
+		for i, c := range r.Cascades.Cascades {
+			if !drop[i] {
+				kept = append(kept, c)
+			}
+		}
+		r.Cascades.Cascades, r.Changed = kept, true
+	}
 	return r
 }
 

@@ -79,7 +79,7 @@ func TestStep2E_OrientSummary(t *testing.T) {
 	if n := len([]rune(o.PrevSummary)); n != SummaryMax {
 		t.Errorf("the prior summary is cut to %d characters, got %d", SummaryMax, n)
 	}
-	s := Summarize(SummaryFacts{Observed: 3, Alerts: []string{"api (warning)"}, Winner: "api", Prev: "Urgent: none. Focus: api."})
+	s := Summarize(SummaryFacts{Observed: 3, Alerts: []string{"api (warning)"}, Winner: "api", Prev: "Urgent: none. Focus: api.", PrevWinner: "api"})
 	if s != "Urgent: api (warning). Focus: api. Same focus as last cycle." {
 		t.Errorf("summary = %q", s)
 	}

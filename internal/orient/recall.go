@@ -23,6 +23,7 @@ func RecallReflections(rs []state.Reflection, candidates []string, n int) Recall
 	if n <= 0 {
 		return out
 	}
+	seen := map[string]bool{}
 	cand := map[string]bool{}
 	for _, c := range candidates {
 		cand[c] = true
@@ -30,9 +31,11 @@ func RecallReflections(rs []state.Reflection, candidates []string, n int) Recall
 	pick := func(match bool) {
 		for i := len(rs) - 1; i >= 0 && len(out.Indexes) < n; i-- {
 			r := rs[i]
-			if r.Lesson == "" || cand[r.Domain] != match || containsInt(out.Indexes, i) {
+			if r.Lesson == "" || cand[r.Domain] != match || containsInt(out.Indexes, i) || seen[r.Domain+"\x00"+r.Lesson] {
 				continue
 			}
+			// The same lesson recalled twice would count twice in the lean.
+			seen[r.Domain+"\x00"+r.Lesson] = true
 			out.Indexes = append(out.Indexes, i)
 			out.Lessons = append(out.Lessons, r)
 			switch r.Verdict {

@@ -14,6 +14,8 @@ type SummaryFacts struct {
 	Guidance string
 	Gated    bool
 	Prev     string
+	// PrevWinner is the domain the previous cycle selected.
+	PrevWinner string
 }
 
 // Summarize composes the 2-E world-model sentence deterministically from
@@ -36,8 +38,8 @@ func Summarize(f SummaryFacts) string {
 	case f.Skip != "":
 		parts = append(parts, fmt.Sprintf("Nothing to act on (%s).", strings.ReplaceAll(f.Skip, "_", " ")))
 	}
-	if f.Prev != "" {
-		if strings.Contains(f.Prev, "Focus: "+f.Winner+".") && f.Winner != "" {
+	if f.Prev != "" || f.PrevWinner != "" {
+		if f.Winner != "" && f.Winner == f.PrevWinner {
 			parts = append(parts, "Same focus as last cycle.")
 		} else {
 			parts = append(parts, "Changed since last cycle.")
