@@ -12,7 +12,9 @@ import (
 
 // The benchmarks time a whole `ooda cycle` process, as cron would start
 // it: exec, config load, lock, Steps 0 to 6, exit. The skill is the
-// built-in noop, so what is measured is the engine's own overhead.
+// built-in noop, so what is measured is the engine's own overhead. A noop
+// never produces output, so the saturation breaker's HALT is switched off:
+// a benchmark runs far more than 15 cycles.
 
 const noopConfig = `{
   "mission": "Keep the example service healthy.",
@@ -20,7 +22,8 @@ const noopConfig = `{
     "health": {"weight": 1.0, "primary_skill": "/noop", "fallback": true, "mission_alignment": 1.0}
   },
   "skills": {"/noop": {"builtin": "noop"}},
-  "safety": {"skill_allowlist": ["/noop"]}
+  "safety": {"skill_allowlist": ["/noop"]},
+  "saturation": {"auto_halt": false}
 }
 `
 
