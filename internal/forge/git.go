@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ooda-loop/ooda/internal/proc"
 )
 
 // ClosedRefPrefix is where a plain-git project records that a branch was
@@ -68,6 +69,7 @@ type Git struct {
 	defaultBranch string
 	prefixes      []string
 	remote        string
+	runner        proc.Runner
 }
 
 var _ Forge = (*Git)(nil)
@@ -100,11 +102,11 @@ func NewGit(opts GitOptions) (*Git, error) {
 		}
 		prefixes = append(prefixes, p)
 	}
-	bin, err := exec.LookPath("git")
+	bin, err := proc.LookPath("git")
 	if err != nil {
 		return nil, fmt.Errorf("git forge: %w", err)
 	}
-	return &Git{dir: dir, bin: bin, defaultBranch: opts.DefaultBranch, prefixes: prefixes, remote: remote}, nil
+	return &Git{dir: dir, bin: bin, defaultBranch: opts.DefaultBranch, prefixes: prefixes, remote: remote, runner: proc.Exec{}}, nil
 }
 
 // safeRefPart rejects what git forbids in a ref name and anything that an
@@ -701,23 +703,26 @@ func exitCode(err error) int {
 // run runs git in the repository and returns its standard output.
 func (g *Git) run(ctx context.Context, args ...string) (string, error) {
 	// log.showSignature would mix gpg output into parsed log output.
-	argv := append([]string{"-c", "log.showSignature=false", "-C", g.dir}, args...)
-	cmd := exec.CommandContext(ctx, g.bin, argv...)
-	cmd.Env = gitEnv()
-	cmd.WaitDelay = 5 * time.Second
+	argv := append([]string{g.bin, "-c", "log.showSignature=false", "-C", g.dir}, args...)
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err == nil {
+	// Through the one process seam: its own group, stopped with ctx.
+	res := g.runner.Run(ctx, proc.Spec{Argv: argv, Dir: g.dir, Env: gitEnv(), Output: &stdout, Stderr: &stderr,
+		OutputWait: 5 * time.Second, KillGrace: 2 * time.Second})
+	if res.OK() {
 		return stdout.String(), nil
 	}
-	code := -1
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ctx.Err() == nil {
-		code = ee.ExitCode()
+	var err error
+	switch {
+	case ctx.Err() != nil:
+		err = ctx.Err()
+	case res.StartErr != nil:
+		err = res.StartErr
+	default:
+		err = fmt.Errorf("exit status %d", res.ExitCode)
 	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		err = ctxErr
+	code := res.ExitCode
+	if ctx.Err() != nil || res.StartErr != nil {
+		code = -1
 	}
 	return stdout.String(), &gitError{args: args, code: code, stderr: clip(stderr.String()), err: err}
 }

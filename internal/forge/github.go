@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -731,11 +730,7 @@ func TokenFromEnv(lookup func(string) string, run func(name string, args ...stri
 }
 
 func runCommand(name string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = append(os.Environ(), "GH_PROMPT_DISABLED=1")
-	return cmd.Output()
+	return runOutput(context.Background(), "", append([]string{name}, args...), append(os.Environ(), "GH_PROMPT_DISABLED=1"), 10*time.Second)
 }
 
 // RepoFromRemote extracts "owner/name" from a git remote URL in any of the

@@ -1,13 +1,15 @@
 package forge
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/url"
-	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/proc"
 )
 
 // Select builds the project's forge from config.forge: "github", "git",
@@ -111,11 +113,23 @@ func remoteHost(remote string) string {
 }
 
 func gitOutput(ctx context.Context, dir string, args ...string) string {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = gitEnv()
-	out, err := cmd.Output()
+	out, err := runOutput(ctx, dir, append([]string{"git", "-C", dir}, args...), gitEnv(), 30*time.Second)
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// runOutput runs argv through the process runner and returns its standard
+// output (standard error is kept apart, so diagnostics never mix in).
+func runOutput(ctx context.Context, dir string, argv, env []string, timeout time.Duration) ([]byte, error) {
+	var stdout, stderr bytes.Buffer
+	res := proc.Exec{}.Run(ctx, proc.Spec{Argv: argv, Dir: dir, Env: env, Timeout: timeout, Output: &stdout, Stderr: &stderr, KillGrace: time.Second})
+	switch {
+	case res.StartErr != nil:
+		return nil, res.StartErr
+	case !res.OK():
+		return stdout.Bytes(), fmt.Errorf("%s: exit %d: %s", argv[0], res.ExitCode, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
 }

@@ -58,6 +58,9 @@ type Spec struct {
 	// they are produced. It may be nil. It is never written to after Run
 	// returns.
 	Output io.Writer
+	// Stderr, when set, receives stderr apart from Output, for a caller
+	// that parses stdout (git, a judge) and must not see diagnostics in it.
+	Stderr io.Writer
 	// HaltFile, when set, stops the process as soon as a file exists at
 	// this path. If it exists already, the process is not started.
 	HaltFile string
@@ -172,6 +175,9 @@ func (Exec) Run(ctx context.Context, s Spec) Result {
 		out = &guardedWriter{w: s.Output}
 		cmd.Stdout = out
 		cmd.Stderr = out
+	}
+	if s.Stderr != nil {
+		cmd.Stderr = &guardedWriter{w: s.Stderr}
 	}
 
 	start := time.Now()
@@ -406,3 +412,7 @@ func StopGroup(pgid int, grace time.Duration) {
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
+
+// LookPath finds a program in PATH, so that callers never need os/exec:
+// every process starts through this package.
+func LookPath(name string) (string, error) { return exec.LookPath(name) }

@@ -393,3 +393,29 @@ func TestRunnerFunc(t *testing.T) {
 		t.Errorf("argv %q", got)
 	}
 }
+
+func TestStderrKeptApartWhenAsked(t *testing.T) {
+	var out, errb bytes.Buffer
+	res := Exec{}.Run(context.Background(), Spec{Argv: []string{"/bin/sh", "-c", "echo out; echo err >&2"}, Env: os.Environ(), Output: &out, Stderr: &errb})
+	if !res.OK() || out.String() != "out\n" || errb.String() != "err\n" {
+		t.Errorf("stdout %q stderr %q (%+v)", out.String(), errb.String(), res)
+	}
+}
+
+// One seam for processes: no package but this one starts a process.
+func TestOnlyProcImportsOsExec(t *testing.T) {
+	files, _ := filepath.Glob("../*/*.go")
+	more, _ := filepath.Glob("../../cmd/*/*.go")
+	for _, f := range append(files, more...) {
+		if strings.HasSuffix(f, "_test.go") || strings.Contains(f, "/proc/") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "\"os/exec\"") {
+			t.Errorf("%s imports os/exec; start processes through internal/proc", f)
+		}
+	}
+}
