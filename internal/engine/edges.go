@@ -118,14 +118,17 @@ func (c *cycle) notifyCycle(ctx context.Context, f record.Facts, resultType stri
 // notifiers holds one notifier per notifications block for the whole
 // process: a provider disabled after 3 consecutive failures stays disabled
 // for the rest of the process, across the cycles of a session.
-var notifiers sync.Map // string(config) -> *notify.Notifier
+var notifiers sync.Map // project root + config -> *notify.Notifier
 
 func (c *cycle) send(ctx context.Context, msgs []notify.Message) {
 	if len(c.cfg.Notifications) == 0 || string(c.cfg.Notifications) == "null" || len(msgs) == 0 {
 		return
 	}
 	if c.notifier == nil {
-		key := string(c.cfg.Notifications)
+		// Per project and configuration: a session of one project keeps its
+		// notifier (and a disabled provider stays disabled), while another
+		// project in the same process starts fresh.
+		key := c.store.Root + "\x00" + string(c.cfg.Notifications)
 		if v, ok := notifiers.Load(key); ok {
 			c.notifier = v.(*notify.Notifier)
 		} else {
