@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -229,20 +230,7 @@ func compare(l any, op string, r any) bool {
 		if !ok {
 			return op == "!="
 		}
-		switch op {
-		case ">=":
-			return lv >= rv
-		case "<=":
-			return lv <= rv
-		case "==":
-			return lv == rv
-		case "!=":
-			return lv != rv
-		case ">":
-			return lv > rv
-		case "<":
-			return lv < rv
-		}
+		return ordered(lv, op, rv)
 	case string:
 		if rn, ok := r.(float64); ok {
 			if ln, err := strconv.ParseFloat(lv, 64); err == nil {
@@ -254,20 +242,7 @@ func compare(l any, op string, r any) bool {
 		if !ok {
 			return op == "!="
 		}
-		switch op {
-		case ">=":
-			return lv >= rv
-		case "<=":
-			return lv <= rv
-		case "==":
-			return lv == rv
-		case "!=":
-			return lv != rv
-		case ">":
-			return lv > rv
-		case "<":
-			return lv < rv
-		}
+		return ordered(lv, op, rv)
 	case bool:
 		rv, ok := r.(bool)
 		switch op {
@@ -298,4 +273,23 @@ func toNumber(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
+}
+
+// ordered applies a comparison operator to two values of one ordered kind.
+func ordered[T cmp.Ordered](l T, op string, r T) bool {
+	switch op {
+	case ">=":
+		return l >= r
+	case "<=":
+		return l <= r
+	case "==":
+		return l == r
+	case "!=":
+		return l != r
+	case ">":
+		return l > r
+	case "<":
+		return l < r
+	}
+	return false
 }
