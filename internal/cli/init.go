@@ -89,7 +89,7 @@ func runInit(g *globals, o initOptions) error {
 		return err
 	}
 	st := state.New(root)
-	if _, err := os.Stat(st.EvolvePath(state.StateFile)); errors.Is(err, fs.ErrNotExist) {
+	if !st.Exists(state.StateFile) {
 		if err := st.SaveState(state.State{SchemaVersion: "1.2.0"}); err != nil {
 			return err
 		}

@@ -538,13 +538,21 @@ func goalContribution(in Input, domain string, override *float64) float64 {
 }
 
 func relates(g Goal, domain string) bool {
-	if g.Domain == domain || contains(g.RelatedDomains, domain) {
+	return GoalRelates(domain, g.Domain, g.RelatedDomains, g.Title, g.ID)
+}
+
+// GoalRelates is 3-C's rule for whether a goal concerns a domain:
+// explicitly through its domain or related_domains, or, for a goal that
+// names none, when the domain's name appears in its title or id (the
+// keyword fallback). Reflect (5-D) uses the same rule.
+func GoalRelates(domain, goalDomain string, related []string, title, id string) bool {
+	if goalDomain == domain || contains(related, domain) {
 		return true
 	}
-	if len(g.RelatedDomains) > 0 || g.Domain != "" {
+	if len(related) > 0 || goalDomain != "" {
 		return false
 	}
-	return containsWord(g.Title, domain) || containsWord(g.ID, domain)
+	return containsWord(title, domain) || containsWord(id, domain)
 }
 
 func lastExecuted(log []LogEntry, domain string) *LogEntry {

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path"
 	"strings"
 	"time"
 
+	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/forge"
 	"github.com/ooda-loop/ooda/internal/gitrepo"
 	"github.com/ooda-loop/ooda/internal/proc"
@@ -18,23 +18,11 @@ import (
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
-// Protected reports whether a changed path matches a protected pattern
-// (SPEC-NOTES §4): a shell-glob match, and "dir/*" also protects everything
-// below dir/ at any depth.
+// Protected reports the first protected pattern a changed path matches
+// (config.MatchPath: a shell glob, and "dir/*" protects the whole subtree).
 func Protected(file string, patterns []string) (string, bool) {
-	file = strings.TrimPrefix(path.Clean("/"+file), "/")
 	for _, p := range patterns {
-		p = strings.TrimPrefix(p, "./")
-		if ok, _ := path.Match(p, file); ok {
-			return p, true
-		}
-		if strings.HasSuffix(p, "/*") {
-			dir := strings.TrimSuffix(p, "*")
-			if strings.HasPrefix(file, dir) {
-				return p, true
-			}
-		}
-		if strings.HasSuffix(p, "/**") && strings.HasPrefix(file, strings.TrimSuffix(p, "**")) {
+		if config.MatchPath(p, file) {
 			return p, true
 		}
 	}

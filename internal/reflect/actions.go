@@ -563,7 +563,7 @@ func riskTierValue(raw *json.RawMessage) (int, bool) {
 func riskTierFor(files []string, rules []riskRule) *int {
 	for _, r := range rules {
 		for _, f := range files {
-			if riskGlobMatch(r.pattern, f) {
+			if config.MatchPath(r.pattern, f) {
 				t := r.tier
 				return &t
 			}
@@ -572,20 +572,6 @@ func riskTierFor(files []string, rules []riskRule) *int {
 	return nil
 }
 
-// riskGlobMatch matches a file against a rule pattern the way protected
-// paths are matched, so "dir/*" covers a whole subtree in both places.
-func riskGlobMatch(pattern, file string) bool {
-	file = strings.TrimPrefix(path.Clean("/"+file), "/")
-	if ok, _ := path.Match(pattern, file); ok {
-		return true
-	}
-	for _, suffix := range []string{"/*", "/**"} {
-		if dir, ok := strings.CutSuffix(pattern, suffix); ok && strings.HasPrefix(file, dir+"/") {
-			return true
-		}
-	}
-	return false
-}
 
 // initEffectiveRice gives every item without an effective_rice its
 // rice_score (0 when that is missing too), so ordering and decay have a

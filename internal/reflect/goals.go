@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ooda-loop/ooda/internal/decide"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -78,24 +79,10 @@ func ApplyProgress(gs state.Goals, measured map[string]Measurement) (state.Goals
 	return gs, notes
 }
 
-// GoalRelates reports whether a goal concerns a domain: explicitly through
-// related_domains or domain, or, for a goal that names none, when the
-// domain's name appears in its title or id (3-C's keyword fallback).
+// GoalRelates reports whether a goal concerns a domain, by the same rule as
+// 3-C (decide.GoalRelates).
 func GoalRelates(g state.Goal, domain string) bool {
-	for _, d := range g.RelatedDomains {
-		if d == domain {
-			return true
-		}
-	}
-	if g.Domain == domain {
-		return true
-	}
-	if len(g.RelatedDomains) > 0 || g.Domain != "" {
-		return false
-	}
-	norm := strings.NewReplacer("_", " ", "-", " ")
-	dn := norm.Replace(strings.ToLower(domain))
-	return strings.Contains(norm.Replace(strings.ToLower(g.Title)), dn) || strings.Contains(norm.Replace(strings.ToLower(g.ID)), dn)
+	return decide.GoalRelates(domain, g.Domain, g.RelatedDomains, g.Title, g.ID)
 }
 
 // TouchGoals is the first half of 5-D: the goals related to the executed
