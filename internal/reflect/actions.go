@@ -572,7 +572,6 @@ func riskTierFor(files []string, rules []riskRule) *int {
 	return nil
 }
 
-
 // initEffectiveRice gives every item without an effective_rice its
 // rice_score (0 when that is missing too), so ordering and decay have a
 // value to work with.
