@@ -569,15 +569,11 @@ func TestInterruptedSkillIsNotASkillFailure(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		stop func(t *testing.T, dir string, ooda *os.Process)
-		bug  string
 	}{
 		{name: "halt", stop: createHalt},
 		{name: "sigterm", stop: sigterm},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.bug != "" {
-				t.Skip("BUG: " + tc.bug)
-			}
 			t.Parallel()
 			in := interruptSkill(t, tc.stop)
 			if st := readState(t, in.dir); st["consecutive_silent_failures"] != 0.0 {
