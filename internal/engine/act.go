@@ -38,11 +38,10 @@ type skillRun struct {
 	pr        *int
 	// changed: the domain state differs from before the run; newAlerts:
 	// it shows warning or critical alerts it did not show before;
-	// alerting: it shows any; actions: how many actions the report gave.
+	// alerting: it shows any.
 	changed   bool
 	newAlerts bool
 	alerting  bool
-	actions   int
 }
 
 // events are the events a skill reported for cascade detection (2-B3):
@@ -152,9 +151,6 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	newAlerts := !reflect.DeepEqual(urgentSet(before.Alerts), urgentSet(after.Alerts)) && len(urgentSet(after.Alerts)) > 0
 	r.hadOutput = r.report.HadOutputDefault(changed || newAlerts)
 	r.changed, r.newAlerts, r.alerting = changed, newAlerts, len(urgentSet(after.Alerts)) > 0
-	if r.report != nil {
-		r.actions = len(r.report.Actions)
-	}
 	if rep := r.report; rep != nil {
 		if rep.CostUSD != nil {
 			r.cost = *rep.CostUSD

@@ -24,7 +24,6 @@ type Domain struct {
 	Hours    float64
 	NeverRun bool
 	Phase    string
-	Lens     *state.Lens // active lens items (nil when none or corrupt)
 }
 
 // Skipped is a configured domain that Step 1 did not observe, and why.
@@ -157,15 +156,12 @@ func Observe(in Input) *Observation {
 		if d.Phase == "" {
 			d.Phase = "observe"
 		}
-		lens, found, err := in.Store.ReadLens(dc.Name)
-		switch {
-		case err != nil:
+		// A lens that is missing is created before any skill reads it
+		// (1-A pre-init); a corrupt one is reported and left alone.
+		if _, found, err := in.Store.ReadLens(dc.Name); err != nil {
 			o.Warnings = append(o.Warnings, fmt.Sprintf("[Observe] %v; proceeding without lens", err))
-		case !found:
+		} else if !found {
 			o.LensInit = append(o.LensInit, dc.Name)
-		default:
-			act := lens.Active()
-			d.Lens = &act
 		}
 		o.Domains = append(o.Domains, d)
 	}
