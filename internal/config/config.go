@@ -243,6 +243,21 @@ type Safety struct {
 	AutoMergeMaxFiles     int             `json:"auto_merge_max_files"`
 	AutoMergeMaxLines     int             `json:"auto_merge_max_lines"`
 	RiskRules             json.RawMessage `json:"risk_rules,omitempty"`
+	// MaxReadMiB caps every file ooda reads (state files, reports,
+	// contracts) and every forge response, in MiB (our extension; default
+	// 16). A larger input is refused with a warning, never read whole.
+	MaxReadMiB float64 `json:"max_read_mib,omitempty"`
+}
+
+// DefaultMaxReadMiB is safety.max_read_mib's default.
+const DefaultMaxReadMiB = 16
+
+// MaxReadBytes is safety.max_read_mib in bytes (the default when unset).
+func (s Safety) MaxReadBytes() int64 {
+	if s.MaxReadMiB <= 0 || s.MaxReadMiB > 1<<20 {
+		return DefaultMaxReadMiB << 20
+	}
+	return int64(s.MaxReadMiB * (1 << 20))
 }
 
 // LockTimeout is lock_timeout_minutes as a duration.
@@ -438,6 +453,18 @@ type SkillSpec struct {
 	TimeoutMinutes float64           `json:"timeout_minutes,omitempty"`
 	Env            map[string]string `json:"env,omitempty"`
 	Contract       json.RawMessage   `json:"contract,omitempty"`
+	EnvPolicy
+}
+
+// EnvPolicy says which of ooda's own credentials a child process (a skill,
+// the agent, the judge) may see. By default none: the child gets the
+// process environment minus the credentials ooda uses (docs/security.md).
+type EnvPolicy struct {
+	// EnvPassthrough names credential variables passed through anyway,
+	// e.g. ["GITHUB_TOKEN"] for a skill that opens pull requests.
+	EnvPassthrough []string `json:"env_passthrough,omitempty"`
+	// InheritEnv passes the whole environment, credentials included.
+	InheritEnv bool `json:"inherit_env,omitempty"`
 }
 
 // TimeoutDuration returns the skill's own timeout, or 0 when it has none.
@@ -457,6 +484,7 @@ type Agent struct {
 	Command []string          `json:"command,omitempty"`
 	Timeout string            `json:"timeout,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
+	EnvPolicy
 }
 
 // Git is config.git (our extension).
@@ -489,6 +517,7 @@ type Session struct {
 type Judge struct {
 	Command []string `json:"command,omitempty"`
 	Timeout string   `json:"timeout,omitempty"`
+	EnvPolicy
 }
 
 // objectKeys returns the keys of a JSON object in document order.
