@@ -12,6 +12,7 @@ import (
 
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/proc"
+	"github.com/ooda-loop/ooda/internal/secret"
 )
 
 // Request is one skill invocation.
@@ -45,6 +46,9 @@ type Response struct {
 	Elapsed  time.Duration
 	// Executor describes what ran, e.g. "command ./scan.sh" or "builtin health".
 	Executor string
+	// Warnings are problems that did not stop the run, such as an env
+	// value referencing a credential the skill may not see.
+	Warnings []string
 }
 
 // Executor runs one skill.
@@ -99,7 +103,7 @@ func (r *Registry) Resolve(cfg *config.Config, skill string) (Executor, error) {
 			return b, nil
 		}
 		t, _ := spec.TimeoutDuration()
-		return &Command{Argv: spec.Command, Timeout: t, Env: spec.Env, Runner: r.Runner}, nil
+		return &Command{Argv: spec.Command, Timeout: t, Env: spec.Env, Policy: spec.EnvPolicy, Runner: r.Runner, Source: "skills." + n}, nil
 	}
 	if b, ok := r.Builtins[key]; ok {
 		return b, nil
@@ -113,19 +117,30 @@ func (r *Registry) Resolve(cfg *config.Config, skill string) (Executor, error) {
 		if cfg.Agent.Timeout != "" {
 			t, _ = time.ParseDuration(cfg.Agent.Timeout)
 		}
-		return &Command{Argv: argv, Timeout: t, Env: cfg.Agent.Env, Runner: r.Runner, Agent: true}, nil
+		return &Command{Argv: argv, Timeout: t, Env: cfg.Agent.Env, Policy: cfg.Agent.EnvPolicy, Runner: r.Runner, Agent: true, Source: "agent"}, nil
 	}
 	return nil, &ErrNoExecutor{Skill: skill}
 }
 
 // Command runs a skill as an external process: argv (never a shell string),
 // in the project root, in its own process group, with the OODA_* environment.
+//
+// The process starts with ooda's environment minus ooda's credentials
+// (secret.ChildEnv), except those Policy lets through; then Env, whose
+// values may reference variables of that same filtered environment as
+// $NAME; then the OODA_* variables of the request.
 type Command struct {
 	Argv    []string
 	Timeout time.Duration
 	Env     map[string]string
-	Runner  proc.Runner
-	Agent   bool
+	// Policy says which credentials the process sees (env_passthrough,
+	// inherit_env).
+	Policy config.EnvPolicy
+	Runner proc.Runner
+	Agent  bool
+	// Source is the configuration entry, e.g. "skills./scan" or "agent",
+	// named in warnings.
+	Source string
 }
 
 // Describe names the command for logs and `ooda skill list`.
@@ -144,14 +159,12 @@ func (c *Command) Execute(ctx context.Context, r Request) Response {
 	if timeout <= 0 {
 		timeout = r.Timeout
 	}
-	env := os.Environ()
-	keys := make([]string, 0, len(c.Env))
-	for k := range c.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+os.ExpandEnv(c.Env[k]))
+	env, warnings := c.environ()
+	if len(warnings) > 0 && r.Output != nil {
+		// In the run log, where the author of the skill looks first.
+		for _, w := range warnings {
+			fmt.Fprintf(r.Output, "ooda: warning: %s\n", w)
+		}
 	}
 	rk := make([]string, 0, len(r.Env))
 	for k := range r.Env {
@@ -165,7 +178,7 @@ func (c *Command) Execute(ctx context.Context, r Request) Response {
 		Argv: c.Argv, Dir: r.ProjectDir, Env: env, Timeout: timeout,
 		Output: r.Output, HaltFile: r.HaltFile, OnStart: r.OnStart,
 	})
-	out := Response{OK: res.OK(), ExitCode: res.ExitCode, Elapsed: res.Elapsed, TimedOut: res.TimedOut, Halted: res.Halted, Canceled: res.Canceled, Executor: c.Describe()}
+	out := Response{OK: res.OK(), ExitCode: res.ExitCode, Elapsed: res.Elapsed, TimedOut: res.TimedOut, Halted: res.Halted, Canceled: res.Canceled, Executor: c.Describe(), Warnings: warnings}
 	switch {
 	case res.StartErr != nil:
 		out.Error = fmt.Sprintf("cannot start %s: %v", c.Argv[0], res.StartErr)
@@ -179,4 +192,38 @@ func (c *Command) Execute(ctx context.Context, r Request) Response {
 		out.Error = fmt.Sprintf("exit status %d", res.ExitCode)
 	}
 	return out
+}
+
+// environ builds the process environment without the request's OODA_*
+// variables. An env value is expanded against the filtered environment, so
+// "$GITHUB_TOKEN" in config.json cannot hand a skill a credential its
+// policy withholds: it expands to empty, with a warning naming the entry.
+func (c *Command) environ() ([]string, []string) {
+	env := secret.ChildEnv(os.Environ(), c.Policy.EnvPassthrough, c.Policy.InheritEnv)
+	visible := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		visible[k] = v
+	}
+	keys := make([]string, 0, len(c.Env))
+	for k := range c.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	source := c.Source
+	if source == "" {
+		source = "env"
+	}
+	var warnings []string
+	for _, k := range keys {
+		v := os.Expand(c.Env[k], func(name string) string {
+			val, ok := visible[name]
+			if _, set := os.LookupEnv(name); !ok && set && secret.IsCredential(name) {
+				warnings = append(warnings, fmt.Sprintf("%s.env.%s: $%s is a credential not in env_passthrough; it expands to empty", source, k, name))
+			}
+			return val
+		})
+		env = append(env, k+"="+v)
+	}
+	return env, warnings
 }

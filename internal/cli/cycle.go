@@ -13,6 +13,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/decide"
 	"github.com/ooda-loop/ooda/internal/engine"
 	"github.com/ooda-loop/ooda/internal/forge"
+	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/skills"
 )
 
@@ -63,9 +64,10 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 	// is reported by the engine itself (exit 2), so it is not an error here.
 	if cfg, cerr := config.Load(cfgPath); cerr == nil {
 		opts.Config = cfg
+		registerSecrets(cfg)
 		f, ferr := forge.Select(ctx, cfg, root)
 		if ferr != nil {
-			fmt.Fprintf(g.human(), "[WARN] Forge not available (%v); continuing without pull-request data.\n", ferr)
+			fmt.Fprintf(g.human(), "[WARN] Forge not available (%s); continuing without pull-request data.\n", safetext.Error(ferr))
 		}
 		opts.Forge = f
 	}

@@ -13,7 +13,10 @@ import (
 
 	"github.com/ooda-loop/ooda/examples"
 	"github.com/ooda-loop/ooda/internal/clock"
+	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/engine"
+	"github.com/ooda-loop/ooda/internal/safetext"
+	"github.com/ooda-loop/ooda/internal/secret"
 	"github.com/ooda-loop/ooda/internal/skills"
 	"github.com/ooda-loop/ooda/internal/state"
 )
@@ -76,6 +79,9 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 		start = c.Now()
 	}
 	clk := clock.NewFixed(start)
+	if cfg, err := config.Load(filepath.Join(dir, "config.json")); err == nil {
+		registerSecrets(cfg)
+	}
 	out := g.human()
 	fmt.Fprintf(out, "ooda demo: %d cycles on the quickstart project in %s\n\n", o.cycles, dir)
 	if ctx == nil {
@@ -101,7 +107,7 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 		case res.Reason != "":
 			what += " (" + res.Reason + ")"
 		}
-		fmt.Fprintf(out, "cycle #%-2d %s  %-15s%s → %s\n", res.Cycle, clk.Now().Format("2006-01-02 15:04"), winner, score, what)
+		fmt.Fprintf(out, "cycle #%-2d %s  %-15s%s → %s\n", res.Cycle, clk.Now().Format("2006-01-02 15:04"), safetext.Text(winner), score, safetext.Text(what))
 		rows = append(rows, map[string]any{"cycle": res.Cycle, "winner": winner, "result_type": res.ResultType, "status": res.Status})
 		if code := res.ExitCode(); code != 0 {
 			fmt.Fprint(out, log.String())
@@ -111,7 +117,9 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 	}
 	entries, _ := state.New(dir).ChangelogEntries()
 	if len(entries) > 0 {
-		fmt.Fprintf(out, "\nLatest CHANGELOG entry (agent/state/evolve/CHANGELOG.md):\n\n%s", entries[0])
+		// A CHANGELOG entry quotes skills' summaries: shown as its lines,
+		// every other control character escaped.
+		fmt.Fprintf(out, "\nLatest CHANGELOG entry (agent/state/evolve/CHANGELOG.md):\n\n%s", safetext.Multiline(secret.Redact(entries[0])))
 	}
 	if o.keep || o.dir != "" {
 		fmt.Fprintf(out, "\nThe project is kept at %s: try `ooda cycle --dry-run --project %s`.\n", dir, dir)

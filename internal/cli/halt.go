@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/safetext"
+	"github.com/ooda-loop/ooda/internal/secret"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -49,7 +51,7 @@ func haltFile(g *globals) (string, *state.Store, error) {
 			return "", nil, err
 		}
 		def := config.Default().Safety.HaltFile
-		fmt.Fprintf(g.stderr, "ooda: warning: %v; using the default HALT file %s\n", err, def)
+		fmt.Fprintf(g.stderr, "ooda: warning: %s; using the default HALT file %s\n", errorText(err), def)
 		return def, st, nil
 	}
 	return cfg.Safety.HaltFile, st, nil
@@ -73,7 +75,7 @@ func runHalt(g *globals, reason string) error {
 	if g.json {
 		return g.printJSON(map[string]any{"halt": map[string]any{"active": true, "reason": reason, "file": st.Path(hf)}})
 	}
-	fmt.Fprintf(g.stdout, "HALT file created at %s: %s\nEvery cycle now stops before doing any work. Resume with: ooda resume\n", st.Path(hf), reason)
+	fmt.Fprintf(g.stdout, "HALT file created at %s: %s\nEvery cycle now stops before doing any work. Resume with: ooda resume\n", safetext.Text(st.Path(hf)), safetext.Text(reason))
 	return nil
 }
 
@@ -91,9 +93,12 @@ func runResume(g *globals) error {
 		return g.printJSON(map[string]any{"halt": map[string]any{"active": false, "removed": removed, "previous_reason": strp(prev), "file": st.Path(hf)}})
 	}
 	if removed {
-		fmt.Fprintf(g.stdout, "HALT file removed (%s). Cycles will run again.\nIt said: %s\n", st.Path(hf), prev)
+		// The content was written by whoever created the file (a script, a
+		// breaker quoting a report); it is shown as the block of lines it
+		// is, with every other control character escaped.
+		fmt.Fprintf(g.stdout, "HALT file removed (%s). Cycles will run again.\nIt said: %s\n", safetext.Text(st.Path(hf)), safetext.Multiline(secret.Redact(prev)))
 	} else {
-		fmt.Fprintf(g.stdout, "No HALT file at %s; nothing to resume.\n", st.Path(hf))
+		fmt.Fprintf(g.stdout, "No HALT file at %s; nothing to resume.\n", safetext.Text(st.Path(hf)))
 	}
 	return nil
 }

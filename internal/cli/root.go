@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,9 @@ import (
 
 	"github.com/ooda-loop/ooda/internal/clock"
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/notify"
+	"github.com/ooda-loop/ooda/internal/safetext"
+	"github.com/ooda-loop/ooda/internal/secret"
 )
 
 // Version is the ooda version, set at build time with -ldflags.
@@ -87,16 +91,39 @@ func (g *globals) human() io.Writer {
 	return g.stdout
 }
 
-// printJSON writes the one JSON document of --json.
+// printJSON writes the one JSON document of --json. Encoding escapes every
+// control character; the known secrets are masked (in their JSON-escaped
+// form too).
 func (g *globals) printJSON(v any) error {
-	enc := json.NewEncoder(g.stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := g.stdout.Write(secret.RedactBytes(b.Bytes()))
+	return err
+}
+
+// registerSecrets marks the variables cfg's notifications reference as
+// credentials before anything runs a skill, so no child sees them and no
+// output shows their values.
+func registerSecrets(cfg *config.Config) {
+	if cfg != nil {
+		notify.RegisterSecrets(cfg.Notifications)
+	}
 }
 
 // Main runs the command line and returns the process exit code.
+//
+// Everything printed goes through a secret.Writer, so no output carries
+// the value of a known secret whatever printed it (docs/security.md).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	sout, serr := secret.NewWriter(stdout), secret.NewWriter(stderr)
+	defer serr.Flush()
+	defer sout.Flush()
+	stdout, stderr = sout, serr
 	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRoot(g)
 	root.SetArgs(args)
@@ -111,7 +138,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.err != nil {
-			msg := err.Error()
+			msg := errorText(err)
 			if code == ExitUsage && !config.IsConfigError(err) && !strings.HasPrefix(msg, "ooda:") {
 				msg = "ooda: " + msg
 			}
@@ -127,6 +154,28 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// errorText is the message of err as printed: secrets masked and control
+// characters escaped, so a value quoted from a state file or a report
+// cannot forge a line or drive the terminal. The lines of a message ooda
+// builds from several (a configuration's list of problems, joined errors)
+// stay lines.
+func errorText(err error) string {
+	var ce *config.Error
+	if errors.As(err, &ce) && len(ce.Issues) > 1 && err.Error() == ce.Error() {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s: %d problems:", safetext.Text(ce.File), len(ce.Issues))
+		for _, is := range ce.Issues {
+			p := is.Path
+			if p == "" {
+				p = "(root)"
+			}
+			fmt.Fprintf(&b, "\n  %s: %s", safetext.Text(p), safetext.Text(is.Reason))
+		}
+		return b.String()
+	}
+	return safetext.Error(err)
 }
 
 func newRoot(g *globals) *cobra.Command {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/contract"
+	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/skills"
 )
 
@@ -138,16 +139,20 @@ func runSkillList(g *globals) error {
 			if !r.Allowed {
 				allowed = "NO"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, dash(strings.Join(r.Domains, ",")), r.Executor, dash(r.Phase), r.Contract, allowed, dash(strings.Join(r.Chain, "; ")))
+			// Names, phases and chain conditions come from contract files,
+			// which pull requests change: escaped, a tab cannot shift a
+			// column nor a newline add a row.
+			cells := safetext.Args(r.Name, dash(strings.Join(r.Domains, ",")), r.Executor, dash(r.Phase), r.Contract, allowed, dash(strings.Join(r.Chain, "; ")))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cells...)
 		}
 		tw.Flush()
 		for _, r := range rows {
 			if r.Problem != "" {
-				fmt.Fprintf(g.stdout, "problem: %s: %s\n", r.Name, r.Problem)
+				fmt.Fprintf(g.stdout, "problem: %s: %s\n", safetext.Args(r.Name, r.Problem)...)
 			}
 		}
 		for _, c := range cycles {
-			fmt.Fprintf(g.stdout, "warning: circular chain %s (each skill still runs at most once per cycle)\n", strings.Join(c, " -> "))
+			fmt.Fprintf(g.stdout, "warning: circular chain %s (each skill still runs at most once per cycle)\n", safetext.Args(strings.Join(c, " -> "))...)
 		}
 	}
 	if problems > 0 {

@@ -23,8 +23,10 @@
 // # Protocol
 //
 // The engine starts the command once per judgment, in the project root,
-// with the engine's environment, and writes one JSON document to its
-// standard input, then closes it:
+// with the engine's environment minus the credentials ooda uses (the forge
+// tokens, the variables the notifications reference) unless judge's
+// env_passthrough names them or inherit_env is true, and writes one JSON
+// document to its standard input, then closes it:
 //
 //	{
 //	  "version": 1,
@@ -94,6 +96,7 @@ import (
 
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/proc"
+	"github.com/ooda-loop/ooda/internal/secret"
 )
 
 // The kinds of judgment.
@@ -157,11 +160,13 @@ type Judge struct {
 	// HaltFile, when set, stops a running judge as soon as this file
 	// exists (the engine's HALT file).
 	HaltFile string
-	// Env is the judge's complete environment; nil means the engine's own,
-	// read at each Ask, since a judge wrapping a language-model client
-	// needs its keys and PATH.
+	// Env is the judge's complete environment; nil means the engine's own
+	// without ooda's credentials (secret.ChildEnv with the configured
+	// policy), read at each Ask, since a judge wrapping a language-model
+	// client needs its keys and PATH but not the forge token.
 	Env []string
 
+	policy  config.EnvPolicy
 	argv    []string
 	timeout time.Duration
 	dir     string
@@ -177,7 +182,7 @@ func New(cfg config.Judge, projectDir string, runner proc.Runner) (*Judge, error
 	if runner == nil {
 		runner = proc.Exec{}
 	}
-	j := &Judge{timeout: DefaultTimeout, dir: projectDir, runner: runner}
+	j := &Judge{timeout: DefaultTimeout, dir: projectDir, runner: runner, policy: cfg.EnvPolicy}
 	var errs []error
 	if len(cfg.Command) > 0 {
 		if strings.TrimSpace(cfg.Command[0]) == "" {
@@ -229,7 +234,8 @@ func (j *Judge) Ask(ctx context.Context, req Request) Response {
 			Error: fmt.Sprintf("the default answer cannot be encoded: %v", err)}
 	}
 	fallback := func(format string, args ...any) Response {
-		return Response{Answer: def, Source: SourceDefault, Error: fmt.Sprintf(format, args...)}
+		// The error quotes the judge's output, which may echo a token.
+		return Response{Answer: def, Source: SourceDefault, Error: secret.Redact(fmt.Sprintf(format, args...))}
 	}
 	if !j.Enabled() {
 		return Response{Answer: def, Source: SourceDefault}
@@ -246,7 +252,7 @@ func (j *Judge) Ask(ctx context.Context, req Request) Response {
 
 	env := j.Env
 	if env == nil {
-		env = os.Environ()
+		env = secret.ChildEnv(os.Environ(), j.policy.EnvPassthrough, j.policy.InheritEnv)
 	}
 	// A judge that floods its output is stopped at once rather than at the
 	// timeout.
@@ -272,7 +278,10 @@ func (j *Judge) Ask(ctx context.Context, req Request) Response {
 	case res.ExitCode != 0:
 		return fallback("judge %s exited with status %d%s", name, res.ExitCode, quoteOutput(out.bytes()))
 	}
-	answer, reason := parse(out.bytes(), def)
+	// An answer becomes state (a summary, a lesson); a token a judge with
+	// the credential echoes must not. Masking keeps the JSON valid: a
+	// value is also registered in its JSON-escaped form.
+	answer, reason := parse(secret.RedactBytes(out.bytes()), def)
 	if reason != "" {
 		return fallback("judge %s: %s", name, reason)
 	}

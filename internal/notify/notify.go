@@ -24,6 +24,12 @@
 // error quoting the Telegram URL, a response body) has every secret value
 // replaced before it is shown.
 //
+// The referenced variables are also credentials of the whole process
+// (RegisterSecrets): skills, the agent and the judge do not receive them
+// unless their env_passthrough names them, and their values are masked
+// ("***", package secret) in everything ooda writes, the messages sent
+// here included.
+//
 // Telegram and Slack receive the message as plain text (the level as a tag,
 // the title, the text, then the fields sorted by key), cut to Telegram's
 // 4096-character limit there; the generic webhook receives the Message as
@@ -55,6 +61,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf16"
+
+	"github.com/ooda-loop/ooda/internal/secret"
 )
 
 // Message levels. Any other non-empty level is passed on unchanged.
@@ -239,6 +247,9 @@ func (n *Notifier) Send(ctx context.Context, m Message) []error {
 	if m.Level == "" {
 		m.Level = LevelInfo
 	}
+	// A title or text may quote a skill's summary or a branch name, which
+	// may quote a token; a chat is no place for it.
+	m = redactMessage(m)
 	n.mu.Lock()
 	var active []*provider
 	for _, p := range n.providers {
@@ -332,13 +343,97 @@ func secretRef(provider, key, v string, required bool) (string, error) {
 	return name, nil
 }
 
-// resolve looks up a variable at send time.
+// resolve looks up a variable at send time. The value is registered as a
+// secret, so a rotated one is masked too from then on.
 func (n *Notifier) resolve(provider, name string) (string, error) {
 	v := n.lookup(name)
 	if v == "" {
 		return "", fmt.Errorf("%s: $%s is not set", provider, name)
 	}
+	secret.Register(secretParts(v)...)
 	return v, nil
+}
+
+// RegisterSecrets marks every environment variable the "notifications"
+// configuration references ("$NAME" or "${NAME}", in any provider, enabled
+// or not) as a credential: it is left out of the environment of skills,
+// the agent and the judge unless their env_passthrough names it, and its
+// value is masked in everything ooda writes. A password in a literal
+// webhook url is registered too. Nothing is sent, and a configuration that
+// does not parse registers what can be read of it. Call it as soon as the
+// configuration is loaded, before any skill runs.
+func RegisterSecrets(raw json.RawMessage) {
+	names, literals := secretRefs(raw)
+	secret.RegisterEnv(names...)
+	var vals []string
+	for _, name := range names {
+		vals = append(vals, secretParts(os.Getenv(name))...)
+	}
+	secret.Register(append(vals, literals...)...)
+}
+
+// secretRefs returns the variables the configuration references, sorted
+// and without duplicates, and the passwords of literal URLs.
+func secretRefs(raw json.RawMessage) (names, literals []string) {
+	var cfg rawConfig
+	// A type error in one field still fills the others.
+	_ = json.Unmarshal(raw, &cfg)
+	seen := map[string]bool{}
+	add := func(v string) {
+		if name := refName(v); name != "" && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	if t := cfg.Telegram; t != nil {
+		add(t.BotToken)
+		add(t.ChatID)
+	}
+	if sl := cfg.Slack; sl != nil {
+		add(sl.WebhookURL)
+	}
+	if w := cfg.Webhook; w != nil {
+		add(w.URL)
+		if u, err := url.Parse(strings.TrimSpace(w.URL)); err == nil && refName(w.URL) == "" {
+			if pw, ok := u.User.Password(); ok {
+				literals = append(literals, pw)
+			}
+		}
+		for _, v := range w.Headers {
+			add(v)
+		}
+	}
+	sort.Strings(names)
+	return names, literals
+}
+
+// secretParts returns a secret value and the parts of it that are secret
+// on their own: the token of "Bearer <token>", the path and query of a
+// webhook URL. secret.Register ignores the short ones.
+func secretParts(v string) []string {
+	parts := []string{v}
+	for _, f := range strings.Fields(v) {
+		if f != v {
+			parts = append(parts, f)
+		}
+	}
+	if checkURL(v) == nil {
+		parts = append(parts, urlParts(v)...)
+	}
+	return parts
+}
+
+// redactMessage masks the known secrets in every text of m.
+func redactMessage(m Message) Message {
+	m.Title, m.Text, m.Level = secret.Redact(m.Title), secret.Redact(m.Text), secret.Redact(m.Level)
+	if len(m.Fields) > 0 {
+		f := make(map[string]string, len(m.Fields))
+		for k, v := range m.Fields {
+			f[secret.Redact(k)] = secret.Redact(v)
+		}
+		m.Fields = f
+	}
+	return m
 }
 
 func newTelegram(enabled bool, token, chatID, apiURL string) (*provider, []error) {

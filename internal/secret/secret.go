@@ -73,16 +73,22 @@ func Register(vals ...string) {
 	initDefaults()
 	mu.Lock()
 	defer mu.Unlock()
+	changed := false
 	for _, v := range vals {
-		addValueLocked(v)
+		changed = addValueLocked(v) || changed
 	}
-	rebuildLocked()
+	// A notifier registers the values it resolves on every send; most are
+	// known already, and rebuilding the replacer each time would be waste.
+	if changed {
+		rebuildLocked()
+	}
 }
 
-func addValueLocked(v string) {
+// addValueLocked records v and reports whether it was new.
+func addValueLocked(v string) bool {
 	v = strings.TrimSpace(v)
-	if len(v) < MinLen {
-		return
+	if len(v) < MinLen || values[v] {
+		return false
 	}
 	values[v] = true
 	// The same value as it appears inside a JSON string, when escaping
@@ -92,6 +98,7 @@ func addValueLocked(v string) {
 			values[e] = true
 		}
 	}
+	return true
 }
 
 func rebuildLocked() {

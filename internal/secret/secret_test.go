@@ -45,3 +45,40 @@ func TestChildEnvDropsCredentials(t *testing.T) {
 		t.Fatalf("registered credential kept: %v", got)
 	}
 }
+
+// chunkWriter records each Write it receives.
+type chunkWriter struct{ writes []string }
+
+func (c *chunkWriter) Write(p []byte) (int, error) {
+	c.writes = append(c.writes, string(p))
+	return len(p), nil
+}
+
+func (c *chunkWriter) String() string { return strings.Join(c.writes, "") }
+
+func TestWriterRedacts(t *testing.T) {
+	const tok = "ghp_writerTestToken0123456789"
+	Register(tok)
+	var out chunkWriter
+	w := NewWriter(&out)
+	// A whole line, a secret split across writes, a prompt without a
+	// newline.
+	w.Write([]byte("[Act] title: leak " + tok + "\n"))
+	w.Write([]byte("split ghp_wri"))
+	if got := out.String(); strings.Contains(got, "ghp_wri") {
+		t.Fatalf("the start of a secret was written before the rest: %q", got)
+	}
+	w.Write([]byte("terTestToken0123456789 end\n"))
+	w.Write([]byte(`Type "yes" to confirm: `))
+	if got := out.String(); !strings.HasSuffix(got, `Type "yes" to confirm: `) {
+		t.Fatalf("a prompt was held back: %q", got)
+	}
+	w.Write([]byte("g"))
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "[Act] title: leak ***\nsplit *** end\nType \"yes\" to confirm: g"
+	if got := out.String(); got != want || strings.Contains(got, tok) {
+		t.Fatalf("written %q, want %q", got, want)
+	}
+}
