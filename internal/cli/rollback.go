@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ooda-loop/ooda/internal/gitrepo"
+	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -98,13 +100,20 @@ func runRollback(ctx context.Context, g *globals, cycle int, o rollbackOptions) 
 		}
 		return usageError(errors.New(msg))
 	}
+	// The commit goes to git's argv: a value that is not a full commit id
+	// (an option such as --output=FILE, a range, a reflog lookup) is
+	// refused before anything is asked, locked or written.
+	if cp.CommitSHA != "" && !gitrepo.ValidSHA(cp.CommitSHA) {
+		return usageError(fmt.Errorf("%s: %s.commit_sha: %q is not a commit SHA (40 or 64 hexadecimal digits)",
+			rollbackRel(root, st.EvolvePath(state.CheckpointsFile)), checkpointJSONPath(snap.Checkpoints, cycle), cp.CommitSHA))
+	}
 	phrase := fmt.Sprintf("rollback %d", cycle)
 	answer := o.confirm
 	if answer == "" {
 		if !isTerminal(g.stdin) {
 			return usageError(fmt.Errorf("confirmation needed: run again with --confirm %q", phrase))
 		}
-		fmt.Fprintf(g.stderr, "This reverts the project to commit %s (cycle #%d, %s) and creates the HALT file.\nType %q to confirm: ", cp.CommitSHA, cp.Cycle, cp.Timestamp, phrase)
+		fmt.Fprintf(g.stderr, "This reverts the project to commit %s (cycle #%d, %s) and creates the HALT file.\nType %q to confirm: ", cp.CommitSHA, cp.Cycle, safetext.Text(cp.Timestamp), phrase)
 		line, _ := bufio.NewReader(g.stdin).ReadString('\n')
 		answer = strings.TrimSpace(line)
 	}
@@ -119,10 +128,19 @@ func runRollback(ctx context.Context, g *globals, cycle int, o rollbackOptions) 
 	defer lock.Release()
 
 	repo, isRepo := gitrepo.Open(ctx, root, nil)
+	if isRepo {
+		repo.MaxOutput = cfg.Safety.MaxReadBytes()
+	}
 	if cp.CommitSHA != "" {
 		if !isRepo {
 			return fmt.Errorf("%s is not a git repository; the checkpoint names commit %s", root, cp.CommitSHA)
 		}
+		sha, err := repo.ResolveCommit(ctx, cp.CommitSHA)
+		if err != nil {
+			return usageError(fmt.Errorf("%s: %s.commit_sha: %w",
+				rollbackRel(root, st.EvolvePath(state.CheckpointsFile)), checkpointJSONPath(snap.Checkpoints, cycle), err))
+		}
+		cp.CommitSHA = sha
 		if err := rollbackCode(ctx, repo, cp, o.hard); err != nil {
 			return err
 		}
@@ -166,25 +184,44 @@ func rollbackCode(ctx context.Context, repo *gitrepo.Repo, cp state.Checkpoint, 
 	if _, err := repo.Run(ctx, "diff", "--cached", "--quiet"); err != nil {
 		return usageError(fmt.Errorf("cannot roll back: changes are staged in the index; commit or unstage them first"))
 	}
+	// cp.CommitSHA is a full commit id (ResolveCommit); "--end-of-options"
+	// keeps any other value from being read as an option all the same.
+	// git reset does not take --end-of-options in every supported git
+	// version, so there the validation alone keeps options out, and the
+	// trailing "--" makes git read the commit as a revision, never a path.
 	if hard {
-		_, err := repo.Run(ctx, "reset", "--hard", cp.CommitSHA)
+		_, err := repo.Run(ctx, "reset", "--hard", cp.CommitSHA, "--")
 		return err
 	}
 	// The code since the checkpoint, outside agent/state/: the loop's own
 	// record (and any uncommitted state) is left exactly as it is.
 	exclude := ":(exclude)agent/state"
-	names, err := repo.Run(ctx, "diff", "--name-only", cp.CommitSHA, "HEAD", "--", ".", exclude)
+	names, err := repo.Run(ctx, "diff", "--name-only", "--end-of-options", cp.CommitSHA, "HEAD", "--", ".", exclude)
 	if err != nil {
 		return err
 	}
 	if strings.TrimSpace(names) == "" {
 		return nil
 	}
-	patch, err := repo.Run(ctx, "diff", "--binary", cp.CommitSHA, "HEAD", "--", ".", exclude)
+	// The patch goes through a file, not memory: the code since the
+	// checkpoint may hold large binary files.
+	tmp, err := os.CreateTemp("", "ooda-rollback-*.patch")
 	if err != nil {
 		return err
 	}
-	if _, err := repo.RunInput(ctx, []byte(patch), "apply", "-R", "--index", "--whitespace=nowarn"); err != nil {
+	tmp.Close()
+	// git runs in the project: a relative TMPDIR must not change which
+	// file it writes.
+	patchFile, err := filepath.Abs(tmp.Name())
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	defer os.Remove(patchFile)
+	if _, err := repo.Run(ctx, "diff", "--binary", "--output="+patchFile, "--end-of-options", cp.CommitSHA, "HEAD", "--", ".", exclude); err != nil {
+		return err
+	}
+	if _, err := repo.Run(ctx, "apply", "-R", "--index", "--whitespace=nowarn", "--", patchFile); err != nil {
 		return fmt.Errorf("cannot revert the code since cycle #%d cleanly (local changes in the same files?): %w", cp.Cycle, err)
 	}
 	var paths []string
@@ -197,6 +234,25 @@ func rollbackCode(ctx context.Context, repo *gitrepo.Repo, cp state.Checkpoint, 
 		"-m", "ooda config rollback " + strconv.Itoa(cp.Cycle), "--"}, paths...)
 	_, err = repo.Run(ctx, args...)
 	return err
+}
+
+// checkpointJSONPath is the JSON path of the checkpoint Find returns for
+// cycle (the newest of that cycle), as errors name it.
+func checkpointJSONPath(c state.Checkpoints, cycle int) string {
+	for i := len(c.Checkpoints) - 1; i >= 0; i-- {
+		if c.Checkpoints[i].Cycle == cycle {
+			return fmt.Sprintf("checkpoints[%d]", i)
+		}
+	}
+	return "checkpoints"
+}
+
+// rollbackRel names p relative to the project root when it is inside it.
+func rollbackRel(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
 }
 
 func prettyJSON(b []byte) []byte {

@@ -15,6 +15,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/gitrepo"
 	"github.com/ooda-loop/ooda/internal/proc"
 	"github.com/ooda-loop/ooda/internal/record"
+	"github.com/ooda-loop/ooda/internal/secret"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -113,7 +114,7 @@ func (c *cycle) postProcessPR(ctx context.Context, f *record.Facts, pr int, run 
 		return
 	}
 	c.res.AutoMerged = true
-	repo, isRepo := gitrepo.Open(ctx, c.store.Root, c.opts.Runner)
+	repo, isRepo := c.openRepo(ctx)
 	if isRepo {
 		c.syncAfterMerge(ctx, repo)
 	}
@@ -152,12 +153,15 @@ func (c *cycle) rollbackMerge(ctx context.Context, repo *gitrepo.Repo, isRepo bo
 		// Revert only a HEAD that is the merge: a one-parent commit right on
 		// top of the commit recorded just before merging. Anything else (the
 		// fast-forward to the merge failed) must not be reverted blindly.
-		head, _ := repo.Run(ctx, "rev-parse", "HEAD")
-		parent, _ := repo.Run(ctx, "rev-parse", "HEAD^")
+		// The checkpoint's commit is only compared here, never handed to
+		// git; one that is not a commit id (checkpoints.json is a file
+		// anyone may edit) matches nothing, so nothing is reverted.
+		head, _ := repo.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD")
+		parent, _ := repo.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^")
 		head, parent = strings.TrimSpace(head), strings.TrimSpace(parent)
 		switch {
-		case cp.CommitSHA == "" || parent != cp.CommitSHA || head == cp.CommitSHA:
-			pushFailed = fmt.Sprintf(" NOT REVERTED: the local HEAD (%s) is not the merge on top of %s; revert the merge of PR #%d by hand.", shortSHA(head), shortSHA(cp.CommitSHA), pr)
+		case !gitrepo.ValidSHA(cp.CommitSHA) || !gitrepo.ValidSHA(parent) || parent != cp.CommitSHA || head == cp.CommitSHA:
+			pushFailed = fmt.Sprintf(" NOT REVERTED: the local HEAD (%s) is not the merge on top of %s; revert the merge of PR #%d by hand.", shortSHA(head), checkpointCommit(cp, true), pr)
 			c.printf("[Rollback] ⚠ HEAD is not the merge of PR #%d; not reverting anything automatically.", pr)
 		default:
 			onRemote := false
@@ -182,7 +186,7 @@ func (c *cycle) rollbackMerge(ctx context.Context, repo *gitrepo.Repo, isRepo bo
 		pushFailed = " The project is not a git repository: revert the merge by hand."
 	}
 	c.restoreCheckpoint(cp)
-	reason := fmt.Sprintf("Auto-rollback: PR #%d merged but health check failed. Reverted to %s.%s", pr, cp.CommitSHA, pushFailed)
+	reason := fmt.Sprintf("Auto-rollback: PR #%d merged but health check failed. Reverted to %s.%s", pr, checkpointCommit(cp, false), pushFailed)
 	if err := c.store.WriteHalt(c.cfg.Safety.HaltFile, reason, c.now); err != nil {
 		c.printf("[WARN] could not create the HALT file: %v", err)
 	} else {
@@ -260,11 +264,11 @@ func endpointURL(raw json.RawMessage) string {
 // checkpoint is the 4-C2 pre-action checkpoint (kept: the last 5).
 func (c *cycle) checkpoint(ctx context.Context, reason string) {
 	cp := state.Checkpoint{Cycle: c.res.Cycle, Timestamp: state.FormatTime(c.now), Reason: reason}
-	if repo, ok := gitrepo.Open(ctx, c.store.Root, c.opts.Runner); ok {
+	if repo, ok := c.openRepo(ctx); ok {
 		if out, err := repo.Run(ctx, "rev-parse", "--abbrev-ref", "HEAD"); err == nil {
 			cp.Branch = strings.TrimSpace(out)
 		}
-		if out, err := repo.Run(ctx, "rev-parse", "HEAD"); err == nil {
+		if out, err := repo.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil && gitrepo.ValidSHA(strings.TrimSpace(out)) {
 			cp.CommitSHA = strings.TrimSpace(out)
 		}
 	}
@@ -303,6 +307,31 @@ func (c *cycle) restoreCheckpoint(cp state.Checkpoint) {
 	c.restoredQueue = true
 }
 
+// openRepo opens the project's repository with git's output bounded by
+// safety.max_read_mib.
+func (c *cycle) openRepo(ctx context.Context) (*gitrepo.Repo, bool) {
+	repo, ok := gitrepo.Open(ctx, c.store.Root, c.opts.Runner)
+	if ok {
+		repo.MaxOutput = c.cfg.Safety.MaxReadBytes()
+	}
+	return repo, ok
+}
+
+// checkpointCommit is the checkpoint's commit as messages quote it (short:
+// its first 12 digits). checkpoints.json is a file anyone may edit, so
+// anything but a commit id is shown quoted and escaped.
+func checkpointCommit(cp state.Checkpoint, short bool) string {
+	switch {
+	case cp.CommitSHA == "":
+		return ""
+	case gitrepo.ValidSHA(cp.CommitSHA) && short:
+		return shortSHA(cp.CommitSHA)
+	case gitrepo.ValidSHA(cp.CommitSHA):
+		return cp.CommitSHA
+	}
+	return fmt.Sprintf("%q (not a commit SHA)", cp.CommitSHA)
+}
+
 func shortSHA(s string) string {
 	if len(s) > 12 {
 		return s[:12]
@@ -310,4 +339,7 @@ func shortSHA(s string) string {
 	return s
 }
 
-func envList() []string { return os.Environ() }
+// envList is the environment of test_command and goal metric commands:
+// like a skill's, without ooda's credentials (goals.json is state a skill
+// can write, so its commands are as untrusted as a skill).
+func envList() []string { return secret.ChildEnv(os.Environ(), nil, false) }

@@ -244,3 +244,24 @@ func TestStep4C_UnreportedPRDetectedByBranchPrefix(t *testing.T) {
 		t.Errorf("entry = %+v", e)
 	}
 }
+
+// checkpoints.json is a file anyone may edit: a commit_sha that is not a
+// commit id is quoted (control characters escaped) in the HALT reason and
+// the log, never shown raw.
+func TestCheckpointCommitQuotesWhatIsNotASHA(t *testing.T) {
+	sha := strings.Repeat("ab", 20)
+	for commit, want := range map[string][2]string{
+		"":                       {"", ""},
+		sha:                      {sha, sha[:12]},
+		"--output=/x":            {`"--output=/x" (not a commit SHA)`, `"--output=/x" (not a commit SHA)`},
+		"x\n[Record] forged\x1b": {`"x\n[Record] forged\x1b" (not a commit SHA)`, `"x\n[Record] forged\x1b" (not a commit SHA)`},
+	} {
+		cp := state.Checkpoint{CommitSHA: commit}
+		if got := checkpointCommit(cp, false); got != want[0] {
+			t.Errorf("checkpointCommit(%q) = %q, want %q", commit, got, want[0])
+		}
+		if got := checkpointCommit(cp, true); got != want[1] {
+			t.Errorf("checkpointCommit(%q, short) = %q, want %q", commit, got, want[1])
+		}
+	}
+}

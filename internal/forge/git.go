@@ -1,7 +1,6 @@
 package forge
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ooda-loop/ooda/internal/gitrepo"
 	"github.com/ooda-loop/ooda/internal/proc"
 )
 
@@ -48,6 +48,10 @@ type GitOptions struct {
 	// (refs/remotes/<Remote>/<prefix>…) count as PRs too; empty means
 	// "origin". A remote that does not exist simply contributes nothing.
 	Remote string
+	// MaxOutput bounds what one git command may print (safety.max_read_mib):
+	// a command that prints more fails instead of filling memory. Zero
+	// means gitrepo.DefaultMaxOutput.
+	MaxOutput int64
 }
 
 // Git is the Forge of a project without a hosting service: a pull request
@@ -69,6 +73,7 @@ type Git struct {
 	defaultBranch string
 	prefixes      []string
 	remote        string
+	maxOutput     int64
 	runner        proc.Runner
 }
 
@@ -89,39 +94,32 @@ func NewGit(opts GitOptions) (*Git, error) {
 	if remote == "" {
 		remote = "origin"
 	}
-	if !safeRefPart(remote) || strings.Contains(remote, "/") {
+	// A remote name is one ref component, as `git remote add` requires.
+	if strings.Contains(remote, "/") || !gitrepo.ValidBranchName(remote) {
 		return nil, fmt.Errorf("git forge: invalid remote name %q", opts.Remote)
 	}
-	if opts.DefaultBranch != "" && !safeRefPart(opts.DefaultBranch) {
-		return nil, fmt.Errorf("git forge: invalid default branch %q", opts.DefaultBranch)
+	if opts.DefaultBranch != "" {
+		if err := gitrepo.CheckBranchName(opts.DefaultBranch); err != nil {
+			return nil, fmt.Errorf("git forge: invalid default branch: %w", err)
+		}
 	}
 	var prefixes []string
 	for _, p := range opts.BranchPrefixes {
-		if p == "" || strings.HasPrefix(p, "refs/") || !safeRefPart(strings.TrimSuffix(p, "/")) {
+		if p == "" || strings.HasPrefix(p, "refs/") || !gitrepo.ValidBranchName(strings.TrimSuffix(p, "/")) {
 			return nil, fmt.Errorf("git forge: invalid branch prefix %q", p)
 		}
 		prefixes = append(prefixes, p)
+	}
+	maxOutput := opts.MaxOutput
+	if maxOutput <= 0 {
+		maxOutput = gitrepo.DefaultMaxOutput
 	}
 	bin, err := proc.LookPath("git")
 	if err != nil {
 		return nil, fmt.Errorf("git forge: %w", err)
 	}
-	return &Git{dir: dir, bin: bin, defaultBranch: opts.DefaultBranch, prefixes: prefixes, remote: remote, runner: proc.Exec{}}, nil
-}
-
-// safeRefPart rejects what git forbids in a ref name and anything that an
-// argv could mistake for an option.
-func safeRefPart(s string) bool {
-	if s == "" || strings.HasPrefix(s, "-") || strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") ||
-		strings.HasSuffix(s, ".") || strings.Contains(s, "..") || strings.Contains(s, "//") || strings.Contains(s, "@{") {
-		return false
-	}
-	for _, r := range s {
-		if r <= ' ' || r == 0x7f || strings.ContainsRune("~^:?*[\\", r) {
-			return false
-		}
-	}
-	return true
+	return &Git{dir: dir, bin: bin, defaultBranch: opts.DefaultBranch, prefixes: prefixes, remote: remote,
+		maxOutput: maxOutput, runner: proc.Exec{}}, nil
 }
 
 // Name identifies the provider in logs.
@@ -159,18 +157,25 @@ func (g *Git) view(ctx context.Context) (*gitView, error) {
 	remotePrefix := "refs/remotes/" + g.remote + "/"
 	for _, line := range strings.Split(out, "\n") {
 		ref, sha, ok := strings.Cut(line, "\x00")
-		if !ok {
+		// git lists only refs whose names it accepts, but "refs/heads/-x"
+		// is one of them: every name and id is checked before it can
+		// reach an argv or a log line.
+		if !ok || !gitrepo.ValidSHA(sha) || gitrepo.CheckRefName(ref) != nil {
 			continue
 		}
 		switch {
 		case strings.HasPrefix(ref, "refs/heads/"):
-			v.local[strings.TrimPrefix(ref, "refs/heads/")] = sha
+			if name := strings.TrimPrefix(ref, "refs/heads/"); gitrepo.ValidBranchName(name) {
+				v.local[name] = sha
+			}
 		case strings.HasPrefix(ref, remotePrefix):
-			if name := strings.TrimPrefix(ref, remotePrefix); name != "HEAD" {
+			if name := strings.TrimPrefix(ref, remotePrefix); gitrepo.ValidBranchName(name) {
 				v.remote[name] = sha
 			}
 		case strings.HasPrefix(ref, ClosedRefPrefix):
-			v.closed[strings.TrimPrefix(ref, ClosedRefPrefix)] = sha
+			if name := strings.TrimPrefix(ref, ClosedRefPrefix); gitrepo.ValidBranchName(name) {
+				v.closed[name] = sha
+			}
 		}
 	}
 	v.defName = g.defaultBranch
@@ -193,7 +198,7 @@ func (g *Git) view(ctx context.Context) (*gitView, error) {
 func (g *Git) detectDefault(ctx context.Context, v *gitView) string {
 	prefix := "refs/remotes/" + g.remote + "/"
 	if out, err := g.run(ctx, "symbolic-ref", "--quiet", prefix+"HEAD"); err == nil {
-		if name, ok := strings.CutPrefix(strings.TrimSpace(out), prefix); ok && name != "" {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(out), prefix); ok && gitrepo.ValidBranchName(name) {
 			return name
 		}
 	}
@@ -234,7 +239,7 @@ var branchMention = regexp.MustCompile(`\(branch ([^\s()]+)\)`)
 // or Ooda-Branch trailer, skipping reverts, which quote the subject.
 func (g *Git) squashMerges(ctx context.Context, v *gitView) (map[string]squashCommit, error) {
 	args := []string{"log", "--fixed-strings", "--grep=(branch ", "--grep=" + BranchTrailer + ":",
-		"--format=%H%x1f%ct%x1f%B%x1e"}
+		"--format=%H%x1f%ct%x1f%B%x1e", "--end-of-options"}
 	args = append(args, v.defaults...)
 	out, err := g.run(ctx, append(args, "--")...)
 	if err != nil {
@@ -248,7 +253,7 @@ func (g *Git) squashMerges(ctx context.Context, v *gitView) (map[string]squashCo
 		}
 		msg := f[2]
 		subject, _, _ := strings.Cut(msg, "\n")
-		if strings.HasPrefix(subject, `Revert "`) {
+		if strings.HasPrefix(subject, `Revert "`) || !gitrepo.ValidSHA(f[0]) {
 			continue
 		}
 		c := squashCommit{sha: f[0], subject: subject, at: unixTime(f[1])}
@@ -262,8 +267,13 @@ func (g *Git) squashMerges(ctx context.Context, v *gitView) (map[string]squashCo
 			}
 		}
 		for _, n := range names {
+			// A commit message is anyone's text: a name git would not
+			// accept as a branch is no branch.
+			if !gitrepo.ValidBranchName(n) {
+				continue
+			}
 			// git log lists newest first: keep the first sighting.
-			if _, seen := found[n]; !seen && n != "" {
+			if _, seen := found[n]; !seen {
 				found[n] = c
 			}
 		}
@@ -347,13 +357,13 @@ func (g *Git) classify(ctx context.Context, v *gitView) ([]gitPR, error) {
 // default branch; the tip's, when there is none).
 func (g *Git) describe(ctx context.Context, v *gitView, p *gitPR) error {
 	const format = "--format=%H%x1f%at%x1f%ct%x1f%s%x1e"
-	out, err := g.run(ctx, "log", format, v.primary+".."+p.tip, "--")
+	out, err := g.run(ctx, "log", format, "--end-of-options", v.primary+".."+p.tip, "--")
 	if err != nil {
 		return err
 	}
 	commits := parseRecords(out, 4)
 	if len(commits) == 0 {
-		if out, err = g.run(ctx, "log", "-1", format, p.tip, "--"); err != nil {
+		if out, err = g.run(ctx, "log", "-1", format, "--end-of-options", p.tip, "--"); err != nil {
 			return err
 		}
 		if commits = parseRecords(out, 4); len(commits) == 0 {
@@ -371,14 +381,14 @@ func (g *Git) describe(ctx context.Context, v *gitView, p *gitPR) error {
 // tip itself (its committer date then approximates the merge time).
 func (g *Git) mergedInto(ctx context.Context, v *gitView, p *gitPR) (bool, error) {
 	for _, d := range v.defaults {
-		_, err := g.run(ctx, "merge-base", "--is-ancestor", p.tip, d)
+		_, err := g.run(ctx, "merge-base", "--is-ancestor", "--end-of-options", p.tip, d)
 		if exitCode(err) == 1 {
 			continue
 		}
 		if err != nil {
 			return false, err
 		}
-		out, err := g.run(ctx, "rev-list", "--ancestry-path", "--parents", p.tip+".."+d, "--")
+		out, err := g.run(ctx, "rev-list", "--ancestry-path", "--parents", "--end-of-options", p.tip+".."+d, "--")
 		if err != nil {
 			return false, err
 		}
@@ -410,7 +420,7 @@ func containsString(list []string, s string) bool {
 }
 
 func (g *Git) commitTime(ctx context.Context, rev string) (time.Time, error) {
-	out, err := g.run(ctx, "log", "-1", "--format=%ct", rev, "--")
+	out, err := g.run(ctx, "log", "-1", "--format=%ct", "--end-of-options", rev, "--")
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -496,7 +506,7 @@ func (g *Git) Facts(ctx context.Context, number int) (Facts, error) {
 	if err != nil {
 		return Facts{}, err
 	}
-	args := []string{"diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv"}
+	args := []string{"diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--end-of-options"}
 	switch {
 	case p.tip != "" && p.State == StateMerged && p.MergeSHA != p.tip:
 		// Against the default branch as it was before the merge, which
@@ -543,6 +553,9 @@ func (g *Git) MergeSquash(ctx context.Context, number int, headSHA string) error
 	if err != nil {
 		return err
 	}
+	if headSHA != "" && !gitrepo.ValidSHA(headSHA) {
+		return fmt.Errorf("git forge: PR #%d: head %q is not a commit SHA", number, headSHA)
+	}
 	if headSHA != "" && p.tip != headSHA {
 		return fmt.Errorf("git forge: PR #%d (%s) is at %s, not %s: %w", number, p.HeadRef, p.tip, headSHA, ErrHeadMoved)
 	}
@@ -564,7 +577,7 @@ func (g *Git) MergeSquash(ctx context.Context, number int, headSHA string) error
 		return err
 	}
 	// merge.ff=only in a user's config would make git refuse --squash.
-	if _, err := g.run(ctx, "-c", "merge.ff=true", "merge", "--squash", "--no-stat", p.tip); err != nil {
+	if _, err := g.run(ctx, "-c", "merge.ff=true", "merge", "--squash", "--no-stat", "--end-of-options", p.tip); err != nil {
 		return g.undoMerge(ctx, fmt.Errorf("git forge: squash-merging PR #%d (%s): %w", number, p.HeadRef, err))
 	}
 	_, err = g.run(ctx, "diff", "--cached", "--quiet")
@@ -603,7 +616,9 @@ func (g *Git) undoMerge(ctx context.Context, cause error) error {
 // commit is looked up by number first.
 func (g *Git) Reverted(ctx context.Context, pr PR) (bool, error) {
 	var v *gitView
-	if pr.HeadRef == "" || pr.Merged.IsZero() || pr.MergeSHA == "" {
+	// The caller's PR may come from anywhere: only a valid branch name and
+	// commit id are used as given, else the PR is looked up by number.
+	if !gitrepo.ValidBranchName(pr.HeadRef) || pr.Merged.IsZero() || !gitrepo.ValidSHA(pr.MergeSHA) {
 		var p gitPR
 		var err error
 		if v, p, err = g.find(ctx, pr.Number); err != nil {
@@ -620,11 +635,11 @@ func (g *Git) Reverted(ctx context.Context, pr PR) (bool, error) {
 		}
 	}
 	subject := ""
-	if out, err := g.run(ctx, "log", "-1", "--format=%s", pr.MergeSHA, "--"); err == nil {
+	if out, err := g.run(ctx, "log", "-1", "--format=%s", "--end-of-options", pr.MergeSHA, "--"); err == nil {
 		subject = strings.TrimSpace(out)
 	}
 	args := []string{"log", "--fixed-strings", "--grep=Revert", "--since=@" + strconv.FormatInt(pr.Merged.Unix(), 10),
-		"--format=%H%x1f%B%x1e"}
+		"--format=%H%x1f%B%x1e", "--end-of-options"}
 	args = append(args, v.defaults...)
 	out, err := g.run(ctx, append(args, "--")...)
 	if err != nil {
@@ -704,10 +719,14 @@ func exitCode(err error) int {
 func (g *Git) run(ctx context.Context, args ...string) (string, error) {
 	// log.showSignature would mix gpg output into parsed log output.
 	argv := append([]string{g.bin, "-c", "log.showSignature=false", "-C", g.dir}, args...)
-	var stdout, stderr bytes.Buffer
+	stdout := &gitrepo.CappedBuffer{Max: g.maxOutput}
+	stderr := &gitrepo.CappedBuffer{Max: maxStderr}
 	// Through the one process seam: its own group, stopped with ctx.
-	res := g.runner.Run(ctx, proc.Spec{Argv: argv, Dir: g.dir, Env: gitEnv(), Output: &stdout, Stderr: &stderr,
+	res := g.runner.Run(ctx, proc.Spec{Argv: argv, Dir: g.dir, Env: gitEnv(), Output: stdout, Stderr: stderr,
 		OutputWait: 5 * time.Second, KillGrace: 2 * time.Second})
+	if stdout.Exceeded() && ctx.Err() == nil {
+		return "", &gitError{args: args, code: -1, err: fmt.Errorf("%w (safety.max_read_mib)", stdout.Err())}
+	}
 	if res.OK() {
 		return stdout.String(), nil
 	}

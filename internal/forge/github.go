@@ -15,6 +15,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/ooda-loop/ooda/internal/gitrepo"
+	"github.com/ooda-loop/ooda/internal/secret"
 )
 
 // DefaultGitHubURL is the REST API root of github.com. GitHub Enterprise
@@ -28,9 +31,9 @@ const (
 	// maxPages bounds every paginated listing, so a huge repository (or a
 	// server that keeps answering rel="next") cannot stall a cycle.
 	maxPages = 10
-	// maxBody bounds what is read from one response; the largest page the
-	// API serves is far below it.
-	maxBody = 32 << 20
+	// maxErrorBody bounds what is read of an error answer: only the start
+	// of its message is ever quoted.
+	maxErrorBody = 64 << 10
 	// maxMessage bounds the server text quoted in an error, which ends up
 	// in logs.
 	maxMessage = 300
@@ -58,7 +61,16 @@ type GitHubOptions struct {
 	// UserAgent identifies the product to GitHub, which rejects requests
 	// without one; empty means "ooda".
 	UserAgent string
+	// MaxResponseBytes bounds one answer (safety.max_read_mib): a larger
+	// one is an error naming the request, never read whole. Zero means
+	// DefaultMaxResponseBytes; the largest page the API serves is far
+	// below it.
+	MaxResponseBytes int64
 }
+
+// DefaultMaxResponseBytes is the default of GitHubOptions.MaxResponseBytes,
+// the default of safety.max_read_mib.
+const DefaultMaxResponseBytes = 16 << 20
 
 // GitHub is the Forge of a repository on github.com or GitHub Enterprise,
 // spoken to over the REST API.
@@ -68,6 +80,7 @@ type GitHub struct {
 	token       string
 	client      *http.Client
 	userAgent   string
+	maxBody     int64
 	now         func() time.Time
 }
 
@@ -77,8 +90,8 @@ var _ Forge = (*GitHub)(nil)
 // server: an unreachable forge must only cost a cycle a warning, which is
 // the caller's decision when a call fails.
 func NewGitHub(opts GitHubOptions) (*GitHub, error) {
-	owner, name, ok := strings.Cut(opts.Repo, "/")
-	if !ok || !validRepoPart(owner) || !validRepoPart(name) {
+	owner, name, ok := splitRepo(opts.Repo)
+	if !ok {
 		return nil, fmt.Errorf("github: repository %q is not \"owner/name\"", opts.Repo)
 	}
 	raw := strings.TrimRight(opts.BaseURL, "/")
@@ -103,7 +116,23 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 	if ua == "" {
 		ua = defaultUserAgent
 	}
-	return &GitHub{owner: owner, name: name, base: base, token: token, client: client, userAgent: ua, now: time.Now}, nil
+	maxBody := opts.MaxResponseBytes
+	if maxBody <= 0 {
+		maxBody = DefaultMaxResponseBytes
+	}
+	// Whatever the source (GITHUB_TOKEN, GH_TOKEN, `gh auth token`, an
+	// enterprise variable), the token is masked in everything ooda writes.
+	secret.Register(token)
+	return &GitHub{owner: owner, name: name, base: base, token: token, client: client, userAgent: ua, maxBody: maxBody, now: time.Now}, nil
+}
+
+// splitRepo splits "owner/name", and reports false for anything else.
+func splitRepo(repo string) (owner, name string, ok bool) {
+	owner, name, ok = strings.Cut(repo, "/")
+	if !ok || !validRepoPart(owner) || !validRepoPart(name) {
+		return "", "", false
+	}
+	return owner, name, true
 }
 
 func validRepoPart(s string) bool {
@@ -198,11 +227,19 @@ type ghPull struct {
 	ChangedFiles   int       `json:"changed_files"`
 }
 
+// pr is the listing's view of a pull request. GitHub only serves branch
+// names and commit ids that git accepts; anything else (a hostile or
+// broken server) is dropped to "", so it cannot reach git or a log line as
+// a name: the PR then belongs to no domain.
 func (p ghPull) pr() PR {
+	head := p.Head.Ref
+	if !gitrepo.ValidBranchName(head) {
+		head = ""
+	}
 	out := PR{
 		Number:  p.Number,
 		Title:   p.Title,
-		HeadRef: p.Head.Ref,
+		HeadRef: head,
 		State:   StateOpen,
 		Draft:   p.Draft,
 		Labels:  labelNames(p.Labels),
@@ -215,7 +252,9 @@ func (p ghPull) pr() PR {
 		out.Merged = p.MergedAt
 		// Only a merged PR's merge_commit_sha names a commit on the base
 		// branch; for an open PR it is a throw-away test merge.
-		out.MergeSHA = p.MergeCommitSHA
+		if gitrepo.ValidSHA(p.MergeCommitSHA) {
+			out.MergeSHA = p.MergeCommitSHA
+		}
 	case p.State == "closed":
 		out.State = StateClosed
 	}
@@ -315,6 +354,14 @@ func (g *GitHub) Facts(ctx context.Context, number int) (Facts, error) {
 	if err != nil {
 		return Facts{}, err
 	}
+	// The merge gate pins the merge to this head and names the branch:
+	// neither may be anything git would not produce.
+	if err := gitrepo.CheckBranchName(p.Head.Ref); err != nil {
+		return Facts{}, fmt.Errorf("github: PR #%d: head.ref: %w", number, err)
+	}
+	if !gitrepo.ValidSHA(p.Head.SHA) {
+		return Facts{}, fmt.Errorf("github: PR #%d: head.sha: %q is not a commit SHA", number, p.Head.SHA)
+	}
 	type ghFile struct {
 		Filename         string `json:"filename"`
 		PreviousFilename string `json:"previous_filename"`
@@ -371,6 +418,9 @@ func (g *GitHub) MergeSquash(ctx context.Context, number int, headSHA string) er
 		Merged  bool   `json:"merged"`
 		Message string `json:"message"`
 	}
+	if headSHA != "" && !gitrepo.ValidSHA(headSHA) {
+		return fmt.Errorf("github: PR #%d: head %q is not a commit SHA", number, headSHA)
+	}
 	body := map[string]string{"merge_method": "squash"}
 	if headSHA != "" {
 		body["sha"] = headSHA
@@ -406,7 +456,7 @@ func squashRefused(msg string) bool {
 // When pr lacks its merge time or commit, they are read from GitHub, so a
 // PR known only by number can be checked.
 func (g *GitHub) Reverted(ctx context.Context, pr PR) (bool, error) {
-	if pr.Merged.IsZero() || pr.MergeSHA == "" {
+	if pr.Merged.IsZero() || !gitrepo.ValidSHA(pr.MergeSHA) {
 		p, err := g.pull(ctx, pr.Number)
 		if err != nil {
 			return false, err
@@ -617,19 +667,32 @@ func (g *GitHub) send(ctx context.Context, method string, u *url.URL, body, out 
 		return fmt.Errorf("github: %s %s: %w", method, where, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return fmt.Errorf("github: %s %s: reading the answer: %w", method, where, err)
-	}
 	if hdr != nil {
 		*hdr = resp.Header
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// A failed read leaves the message short; the status says enough.
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		msg := g.redact(errorMessage(data))
 		if rl := g.rateLimit(resp, method, where, msg); rl != nil {
 			return rl
 		}
 		return &APIError{Method: method, Path: where, StatusCode: resp.StatusCode, Message: msg}
+	}
+	tooLarge := func() error {
+		return fmt.Errorf("github: %s %s: the answer is larger than %s (safety.max_read_mib)", method, where, gitrepo.SizeText(g.maxBody))
+	}
+	if resp.ContentLength > g.maxBody {
+		return tooLarge()
+	}
+	// One byte past the limit tells a body of exactly the limit from a
+	// larger one; an endless body costs at most that much memory.
+	data, err := io.ReadAll(io.LimitReader(resp.Body, g.maxBody+1))
+	if err != nil {
+		return fmt.Errorf("github: %s %s: reading the answer: %w", method, where, err)
+	}
+	if int64(len(data)) > g.maxBody {
+		return tooLarge()
 	}
 	if out == nil {
 		return nil
@@ -827,7 +890,8 @@ func TokenForHost(apiURL string, lookup func(string) string, run func(name strin
 			return v, nil
 		}
 	}
-	out, err := run("gh", "auth", "token", "--hostname", u.Hostname())
+	// One argument, so a host can never be read as another option.
+	out, err := run("gh", "auth", "token", "--hostname="+u.Hostname())
 	if err != nil {
 		return "", nil
 	}

@@ -111,10 +111,13 @@ type obj = map[string]any
 
 func ts(minutes int) string { return at(minutes).Format(time.RFC3339) }
 
+// headSHA is the head commit the fake server reports for PR n.
+func headSHA(n int) string { return fmt.Sprintf("%040x", 0xbeef0000+n) }
+
 func pull(n int, title, ref string, extra obj) obj {
 	p := obj{
 		"number": n, "title": title, "state": "open", "draft": false,
-		"head": obj{"ref": ref}, "labels": []obj{}, "created_at": ts(n),
+		"head": obj{"ref": ref, "sha": headSHA(n)}, "labels": []obj{}, "created_at": ts(n),
 		"merged_at": nil, "closed_at": nil, "merge_commit_sha": fmt.Sprintf("test%036d", n),
 	}
 	for k, v := range extra {
@@ -227,7 +230,7 @@ func TestGitHubFacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Facts{Number: 7, State: StateOpen, Draft: true, HeadRef: "auto/x/seven",
+	want := Facts{Number: 7, State: StateOpen, Draft: true, HeadRef: "auto/x/seven", HeadSHA: headSHA(7),
 		Files: []string{"a.go", "docs/b.md", "c.go"}, ChangedFiles: 3, Additions: 30, Deletions: 4}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("facts = %+v, want %+v", got, want)
@@ -573,14 +576,14 @@ func TestGitHubMergeSquashPinsTheCheckedHead(t *testing.T) {
 	f := newFakeGitHub(t, "", testToken)
 	f.on("PUT /repos/octo/widget/pulls/7/merge", func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body["sha"] != "0123abc" || body["merge_method"] != "squash" {
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body["sha"] != headSHA(7) || body["merge_method"] != "squash" {
 			t.Errorf("merge body = %v, %v", body, err)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusConflict)
 		io.WriteString(w, `{"message":"Head branch was modified. Review and try the merge again."}`)
 	})
-	err := f.client(t).MergeSquash(context.Background(), 7, "0123abc")
+	err := f.client(t).MergeSquash(context.Background(), 7, headSHA(7))
 	if !errors.Is(err, ErrHeadMoved) {
 		t.Errorf("err = %v, want ErrHeadMoved", err)
 	}
@@ -614,7 +617,7 @@ func TestGitHubTokenOnlyForItsHostAndOverHTTPS(t *testing.T) {
 		t.Errorf("enterprise: %q %v (a github.com token must never go to another host)", tok, err)
 	}
 	delete(env, "GH_ENTERPRISE_TOKEN")
-	if tok, _ := TokenForHost("https://ghe.example.com/api/v3", lookup, run); tok != "from-gh" || asked[len(asked)-1] != "auth token --hostname ghe.example.com" {
+	if tok, _ := TokenForHost("https://ghe.example.com/api/v3", lookup, run); tok != "from-gh" || asked[len(asked)-1] != "auth token --hostname=ghe.example.com" {
 		t.Errorf("enterprise via gh: %q, asked %v", tok, asked)
 	}
 	if _, err := TokenForHost("http://evil.example.com", lookup, run); err == nil || !strings.Contains(err.Error(), "only sent over https") {

@@ -1,7 +1,6 @@
 package forge
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/url"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/gitrepo"
 	"github.com/ooda-loop/ooda/internal/proc"
 )
 
@@ -54,11 +54,22 @@ func Select(ctx context.Context, cfg *config.Config, root string) (Forge, error)
 				return nil, fmt.Errorf("forge github: set forge.repo (owner/name); the origin remote %q is not a GitHub repository", origin)
 			}
 		}
+		// Checked before a token is looked up, which may run `gh`.
+		if _, _, ok := splitRepo(fc.Repo); fc.Repo != "" && !ok {
+			return nil, fmt.Errorf("forge.repo: %q is not \"owner/name\"", fc.Repo)
+		}
 		token, err := TokenForHost(fc.APIURL, nil, nil)
 		if err != nil {
 			return nil, err
 		}
-		return NewGitHub(GitHubOptions{Repo: repo, BaseURL: fc.APIURL, Token: token, UserAgent: "ooda"})
+		gh, err := NewGitHub(GitHubOptions{Repo: repo, BaseURL: fc.APIURL, Token: token, UserAgent: "ooda",
+			MaxResponseBytes: cfg.Safety.MaxReadBytes()})
+		if err != nil {
+			// Not `return NewGitHub(…)`: a nil *GitHub in a Forge is a
+			// non-nil interface, and every cycle would call through it.
+			return nil, err
+		}
+		return gh, nil
 	case "git":
 		if !isRepo {
 			return nil, fmt.Errorf("forge git: %s is not a git repository", root)
@@ -74,7 +85,17 @@ func Select(ctx context.Context, cfg *config.Config, root string) (Forge, error)
 		if p := cfg.Implementation.BranchPrefix; p != "" && !seen[p] {
 			prefixes = append(prefixes, p)
 		}
-		return NewGit(GitOptions{Dir: root, DefaultBranch: fc.DefaultBranch, BranchPrefixes: prefixes})
+		if fc.DefaultBranch != "" {
+			if err := gitrepo.CheckBranchName(fc.DefaultBranch); err != nil {
+				return nil, fmt.Errorf("forge.default_branch: %w", err)
+			}
+		}
+		g, err := NewGit(GitOptions{Dir: root, DefaultBranch: fc.DefaultBranch, BranchPrefixes: prefixes,
+			MaxOutput: cfg.Safety.MaxReadBytes()})
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
 	}
 	return nil, fmt.Errorf("forge: unknown provider %q", provider)
 }
@@ -120,16 +141,29 @@ func gitOutput(ctx context.Context, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// maxSmallOutput bounds the output of the commands whose answer is one
+// line (a remote's URL, a token).
+const maxSmallOutput = 1 << 20
+
+// maxStderr bounds the diagnostics kept from a command; only their start
+// is ever quoted.
+const maxStderr = 64 << 10
+
 // runOutput runs argv through the process runner and returns its standard
-// output (standard error is kept apart, so diagnostics never mix in).
+// output (standard error is kept apart, so diagnostics never mix in). The
+// commands it runs answer in one line, so more than maxSmallOutput is an
+// error, not memory spent.
 func runOutput(ctx context.Context, dir string, argv, env []string, timeout time.Duration) ([]byte, error) {
-	var stdout, stderr bytes.Buffer
-	res := proc.Exec{}.Run(ctx, proc.Spec{Argv: argv, Dir: dir, Env: env, Timeout: timeout, Output: &stdout, Stderr: &stderr, KillGrace: time.Second})
+	stdout := &gitrepo.CappedBuffer{Max: maxSmallOutput}
+	stderr := &gitrepo.CappedBuffer{Max: maxStderr}
+	res := proc.Exec{}.Run(ctx, proc.Spec{Argv: argv, Dir: dir, Env: env, Timeout: timeout, Output: stdout, Stderr: stderr, KillGrace: time.Second})
 	switch {
 	case res.StartErr != nil:
 		return nil, res.StartErr
+	case stdout.Exceeded():
+		return nil, fmt.Errorf("%s: %w", argv[0], stdout.Err())
 	case !res.OK():
-		return stdout.Bytes(), fmt.Errorf("%s: exit %d: %s", argv[0], res.ExitCode, strings.TrimSpace(stderr.String()))
+		return stdout.Bytes(), fmt.Errorf("%s: exit %d: %s", argv[0], res.ExitCode, clip(stderr.String()))
 	}
 	return stdout.Bytes(), nil
 }

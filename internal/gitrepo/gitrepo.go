@@ -6,9 +6,11 @@ package gitrepo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/proc"
@@ -20,7 +22,15 @@ type Repo struct {
 	Runner proc.Runner
 	// Timeout bounds one git command (a push over a slow network); default 2 minutes.
 	Timeout time.Duration
+	// MaxOutput bounds what one git command may print (safety.max_read_mib);
+	// a command that prints more fails instead of filling memory. Zero
+	// means DefaultMaxOutput.
+	MaxOutput int64
 }
+
+// DefaultMaxOutput is the default of Repo.MaxOutput, the default of
+// safety.max_read_mib.
+const DefaultMaxOutput = 16 << 20
 
 // Open returns the repository containing dir, or ok false when dir is not
 // inside a git working tree (or git is not installed).
@@ -56,22 +66,129 @@ func (r *Repo) Run(ctx context.Context, args ...string) (string, error) {
 	return r.RunInput(ctx, nil, args...)
 }
 
-// RunInput runs git with stdin.
+// RunInput runs git with stdin. Callers put "--end-of-options" (or "--")
+// before any revision or ref they did not get from git itself, and check
+// it first (ValidSHA, CheckBranchName).
 func (r *Repo) RunInput(ctx context.Context, stdin []byte, args ...string) (string, error) {
-	var out bytes.Buffer
+	limit := r.MaxOutput
+	if limit <= 0 {
+		limit = DefaultMaxOutput
+	}
+	out := &CappedBuffer{Max: limit}
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
 	env := append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	res := r.Runner.Run(ctx, proc.Spec{Argv: append([]string{"git", "-C", r.Dir}, args...), Dir: r.Dir, Env: env, Timeout: timeout, Output: &out, Stdin: stdin, KillGrace: 2 * time.Second})
+	res := r.Runner.Run(ctx, proc.Spec{Argv: append([]string{"git", "-C", r.Dir}, args...), Dir: r.Dir, Env: env, Timeout: timeout, Output: out, Stdin: stdin, KillGrace: 2 * time.Second})
 	if res.StartErr != nil {
 		return "", fmt.Errorf("git: %w", res.StartErr)
+	}
+	if out.Exceeded() {
+		return "", fmt.Errorf("git %s: %w (safety.max_read_mib)", strings.Join(args, " "), out.Err())
 	}
 	if !res.OK() {
 		return out.String(), &Error{Args: args, Code: res.ExitCode, Output: out.String()}
 	}
 	return out.String(), nil
+}
+
+// ResolveCommit checks that sha is a full object name (ValidSHA) of a
+// commit in the repository and returns it as git spells it.
+func (r *Repo) ResolveCommit(ctx context.Context, sha string) (string, error) {
+	if !ValidSHA(sha) {
+		return "", fmt.Errorf("%q is not a commit SHA (40 or 64 hexadecimal digits)", sha)
+	}
+	out, err := r.Run(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", sha+"^{commit}")
+	if err != nil {
+		var ge *Error
+		if errors.As(err, &ge) {
+			return "", fmt.Errorf("commit %s is not in the repository", sha)
+		}
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// ErrOutputLimit is wrapped by the error of a command that printed more
+// than its limit.
+var ErrOutputLimit = errors.New("output exceeds the size limit")
+
+// CappedBuffer collects a command's output up to Max bytes and drops the
+// rest, remembering that it did: a command (or a server) that prints
+// without end must not exhaust memory. It is safe for concurrent writes.
+type CappedBuffer struct {
+	// Max is the most bytes kept.
+	Max int64
+
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	over bool
+}
+
+// Write keeps what fits under Max. Past it, Write returns an error, on
+// which the process runner stops writing and drains the rest.
+func (c *CappedBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := c.Max - int64(c.buf.Len())
+	if int64(len(p)) > room {
+		if room > 0 {
+			c.buf.Write(p[:room])
+		}
+		c.over = true
+		return len(p), c.errLocked()
+	}
+	c.buf.Write(p)
+	return len(p), nil
+}
+
+// Exceeded reports whether more than Max bytes were written.
+func (c *CappedBuffer) Exceeded() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.over
+}
+
+// Err is the error describing the overflow, naming the limit; nil when
+// there was none.
+func (c *CappedBuffer) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.over {
+		return nil
+	}
+	return c.errLocked()
+}
+
+func (c *CappedBuffer) errLocked() error {
+	return fmt.Errorf("%w of %s", ErrOutputLimit, SizeText(c.Max))
+}
+
+// String is what was kept.
+func (c *CappedBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
+
+// Bytes is a copy of what was kept.
+func (c *CappedBuffer) Bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return bytes.Clone(c.buf.Bytes())
+}
+
+// SizeText writes a byte count as people configure it: "16 MiB", "512 KiB",
+// else in bytes.
+func SizeText(n int64) string {
+	switch {
+	case n > 0 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n > 0 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // Ignored reports whether path (relative to the repository) is ignored.
