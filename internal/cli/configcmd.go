@@ -44,19 +44,22 @@ func runValidate(g *globals) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(path)
+	root, err := g.root()
+	if err != nil {
+		return err
+	}
+	// The project root, not the config file's directory, is what the
+	// configured paths must stay inside (--config may point elsewhere).
+	cfg, err := config.LoadProject(path, root)
 	var ce *config.Error
 	if err != nil && !errors.As(err, &ce) {
 		return err
 	}
 	// Contracts are part of what a configuration runs: one that does not
-	// load (bad YAML, a malformed chain condition) is invalid here too.
+	// load (bad YAML, a malformed chain condition, a file outside the
+	// project) is invalid here too.
 	var warnings []string
 	if err == nil {
-		root, rerr := g.root()
-		if rerr != nil {
-			return rerr
-		}
 		var issues []config.Issue
 		contracts := map[string]contract.Contract{}
 		tried := map[string]bool{}
@@ -64,7 +67,7 @@ func runValidate(g *globals) error {
 			tried[config.SkillKey(name)] = true
 			ct, cerr := contract.Load(root, cfg, name)
 			if cerr != nil {
-				issues = append(issues, config.Issue{Path: "/skills/" + strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1") + "/contract", Reason: cerr.Error()})
+				issues = append(issues, config.Issue{Path: config.Pointer("skills", name, "contract"), Reason: cerr.Error()})
 				continue
 			}
 			contracts[name] = ct
@@ -76,7 +79,7 @@ func runValidate(g *globals) error {
 			tried[config.SkillKey(d.PrimarySkill)] = true
 			ct, cerr := contract.Load(root, cfg, d.PrimarySkill)
 			if cerr != nil {
-				issues = append(issues, config.Issue{Path: "/domains/" + d.Name + "/primary_skill", Reason: "contract of " + d.PrimarySkill + ": " + cerr.Error()})
+				issues = append(issues, config.Issue{Path: config.Pointer("domains", d.Name, "primary_skill"), Reason: "contract of " + d.PrimarySkill + ": " + cerr.Error()})
 				continue
 			}
 			contracts[d.PrimarySkill] = ct

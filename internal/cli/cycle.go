@@ -62,7 +62,7 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 	opts := engine.Options{Project: root, ConfigPath: cfgPath, Clock: clk, DryRun: o.dryRun, Registry: skills.Registry(), Out: g.human()}
 	// The forge is chosen from config.forge; a config that does not load
 	// is reported by the engine itself (exit 2), so it is not an error here.
-	if cfg, cerr := config.Load(cfgPath); cerr == nil {
+	if cfg, cerr := config.LoadProject(cfgPath, root); cerr == nil {
 		opts.Config = cfg
 		registerSecrets(cfg)
 		f, ferr := forge.Select(ctx, cfg, root)

@@ -63,7 +63,12 @@ func (g *globals) loadConfig() (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return config.Load(p)
+	root, err := g.root()
+	if err != nil {
+		return nil, err
+	}
+	// Configured paths must stay inside --project, wherever the config is.
+	return config.LoadProject(p, root)
 }
 
 // clock is the injected clock: --now, else OODA_NOW, else the real clock.

@@ -252,10 +252,17 @@ type Safety struct {
 // DefaultMaxReadMiB is safety.max_read_mib's default.
 const DefaultMaxReadMiB = 16
 
-// MaxReadBytes is safety.max_read_mib in bytes (the default when unset).
+// MaxMaxReadMiB is the largest safety.max_read_mib validation accepts.
+const MaxMaxReadMiB = 1024
+
+// MaxReadBytes is safety.max_read_mib in bytes: the default when unset (or
+// not a positive number), at most MaxMaxReadMiB for a Config built in code.
 func (s Safety) MaxReadBytes() int64 {
-	if s.MaxReadMiB <= 0 || s.MaxReadMiB > 1<<20 {
+	switch {
+	case !(s.MaxReadMiB > 0):
 		return DefaultMaxReadMiB << 20
+	case s.MaxReadMiB > MaxMaxReadMiB:
+		return MaxMaxReadMiB << 20
 	}
 	return int64(s.MaxReadMiB * (1 << 20))
 }

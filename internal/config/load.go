@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Error is a configuration problem that names the file, the JSON path of the
@@ -59,20 +60,39 @@ func IsConfigError(err error) bool {
 	return errors.As(err, &ce)
 }
 
-// Load reads, validates and defaults the config at path.
+// Load reads, validates and defaults the config at path, for the project
+// whose root is the config file's directory. Use LoadProject when the
+// project root is known and may differ (--config with --project).
 func Load(path string) (*Config, error) {
-	raw, err := os.ReadFile(path)
+	return LoadProject(path, configDir(path))
+}
+
+// LoadProject reads, validates and defaults the config at path for the
+// project at root: every path the config names (state files, the HALT
+// file, the active context, contract outputs) must resolve inside root.
+// config.json itself may live anywhere, but it must be a regular file of
+// at most DefaultMaxReadMiB MiB: a named pipe or /dev/zero must not hang
+// ooda or exhaust its memory before the configuration is even known.
+func LoadProject(path, root string) (*Config, error) {
+	raw, err := readRegular(path, 0, DefaultMaxReadMiB<<20)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &Error{File: path, Reason: "config.json not found (run `ooda init` to create it)", NotFound: true}
 		}
 		return nil, &Error{File: path, Reason: err.Error()}
 	}
-	return Parse(path, raw)
+	return ParseProject(path, raw, root)
 }
 
-// Parse validates and defaults raw config bytes; file names the source in errors.
+// Parse validates and defaults raw config bytes; file names the source in
+// errors, and its directory is taken as the project root.
 func Parse(file string, raw []byte) (*Config, error) {
+	return ParseProject(file, raw, configDir(file))
+}
+
+// ParseProject validates and defaults raw config bytes for the project at
+// root; file names the source in errors.
+func ParseProject(file string, raw []byte, root string) (*Config, error) {
 	if err := syntaxCheck(file, raw); err != nil {
 		return nil, err
 	}
@@ -88,16 +108,26 @@ func Parse(file string, raw []byte) (*Config, error) {
 		return nil, typeError(file, err)
 	}
 	c.applyDomainDefaults()
-	if err := c.check(file); err != nil {
+	if err := c.check(file, root); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// configDir is the directory of the config file, absolute when it can be.
+func configDir(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return filepath.Dir(abs)
+	}
+	return filepath.Dir(path)
 }
 
 // syntaxCheck reports a JSON syntax error with its line and column.
 func syntaxCheck(file string, raw []byte) error {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
+	// Numbers are checked, with their JSON path, by ValidateSchema.
+	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
@@ -149,32 +179,98 @@ func jsonPointerFromField(f string) string {
 	return string(bytes.ReplaceAll([]byte(f), []byte("."), []byte("/")))
 }
 
-// check enforces the rules a JSON Schema cannot express.
-func (c *Config) check(file string) error {
+// check enforces the rules a JSON Schema cannot express, reporting every
+// problem it finds; root is the project root the configured paths must stay in.
+func (c *Config) check(file, root string) error {
+	var issues []Issue
+	add := func(reason string, tokens ...string) {
+		issues = append(issues, Issue{Path: pointer(tokens), Reason: reason})
+	}
 	if c.ProgressiveComplex.CurrentLevel < 0 || c.ProgressiveComplex.CurrentLevel > 3 {
-		return &Error{File: file, Path: "/progressive_complexity/current_level", Reason: "must be 0, 1, 2 or 3"}
+		add("must be 0, 1, 2 or 3", "progressive_complexity", "current_level")
 	}
 	for _, d := range c.Domains {
 		if d.Name == "" {
-			return &Error{File: file, Path: "/domains", Reason: "a domain name must not be empty"}
+			add("a domain name must not be empty", "domains")
+			continue
+		}
+		if err := ValidDomainName(d.Name); err != nil {
+			add(err.Error(), "domains", d.Name)
 		}
 	}
 	if c.SeasonModes.Enabled {
 		name, _, _ := c.SeasonModes.Active()
 		if _, ok := c.SeasonModes.Modes[name]; !ok {
-			return &Error{File: file, Path: "/season_modes/current_mode", Reason: fmt.Sprintf("mode %q is not defined in season_modes.modes", name)}
+			add(fmt.Sprintf("mode %q is not defined in season_modes.modes", name), "season_modes", "current_mode")
 		}
 	}
 	for _, name := range c.SkillNames() {
 		s := c.Skills[name]
 		if s.Builtin == "" && len(s.Command) == 0 {
-			return &Error{File: file, Path: "/skills/" + escapePointer(name), Reason: "needs either \"builtin\" or \"command\""}
+			add(`needs either "builtin" or "command"`, "skills", name)
 		}
 		if _, err := s.TimeoutDuration(); err != nil {
-			return &Error{File: file, Path: "/skills/" + escapePointer(name) + "/timeout", Reason: "not a Go duration: " + err.Error()}
+			add("not a Go duration: "+err.Error(), "skills", name, "timeout")
 		}
 	}
+	// The schema's pattern admits durations that overflow time.Duration.
+	for _, d := range []struct{ value, section string }{
+		{c.Agent.Timeout, "agent"}, {c.Judge.Timeout, "judge"}, {c.Forge.Timeout, "forge"},
+	} {
+		if d.value == "" {
+			continue
+		}
+		if _, err := time.ParseDuration(d.value); err != nil {
+			add("not a Go duration: "+err.Error(), d.section, "timeout")
+		}
+	}
+	issues = append(issues, c.pathIssues(root)...)
+	if len(issues) > 0 {
+		return issuesError(file, issues)
+	}
 	return nil
+}
+
+// pathIssues checks every path the config names that ooda reads, writes or
+// hands to a skill: each must resolve inside root, symlinks followed.
+func (c *Config) pathIssues(root string) []Issue {
+	var issues []Issue
+	check := func(p string, tokens ...string) {
+		if _, err := ResolveInProject(root, p); err != nil {
+			issues = append(issues, Issue{Path: pointer(tokens), Reason: err.Error()})
+		}
+	}
+	for _, d := range c.Domains {
+		if ValidDomainName(d.Name) != nil {
+			continue // reported by name; its default state file means nothing
+		}
+		check(d.StateFile, "domains", d.Name, "state_file")
+	}
+	check(c.Safety.HaltFile, "safety", "halt_file")
+	if p := c.ActiveContext.Path; p != nil && *p != "" {
+		check(*p, "active_context", "path")
+	}
+	for _, name := range c.SkillNames() {
+		for i, f := range contractOutputs(c.Skills[name].Contract) {
+			check(f, "skills", name, "contract", "output", "files", strconv.Itoa(i))
+		}
+	}
+	return issues
+}
+
+// contractOutputs returns the output.files of an inline skill contract.
+// A contract of the wrong shape yields nothing here: the contract loader
+// reports it.
+func contractOutputs(raw json.RawMessage) []string {
+	var ct struct {
+		Output struct {
+			Files []string `json:"files"`
+		} `json:"output"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &ct) != nil {
+		return nil
+	}
+	return ct.Output.Files
 }
 
 func escapePointer(s string) string {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"net/url"
 	"slices"
@@ -83,19 +84,32 @@ func ValidateSchema(file string, raw []byte) error {
 	}
 	// The validator parses every number into a big.Rat and dereferences the
 	// result unchecked, so numbers it cannot parse must be stopped here.
-	if issues := numberIssues(inst, nil, nil); len(issues) > 0 {
-		return issuesError(file, issues)
+	// A duplicate key is invisible once decoded, so it is found in the text.
+	unparsable, huge := numberIssues(inst, nil, nil, nil)
+	issues := append(unparsable, duplicateKeyIssues(raw)...)
+	issues = append(issues, domainNameIssues(inst)...)
+	if len(unparsable) > 0 {
+		return issuesError(file, append(issues, huge...))
 	}
-	err = compiledSchema.Validate(inst)
-	if err == nil {
+	var schemaIssues []Issue
+	if err := compiledSchema.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return &Error{File: file, Reason: err.Error()}
+		}
+		collectIssues(ve, inst, &schemaIssues) // always at least one: every node is a leaf or has causes
+	}
+	// A known key's own bound ("must be <= 1000000") says more than the
+	// general one, so the general one is reported only where no other is.
+	for _, h := range huge {
+		if !slices.ContainsFunc(schemaIssues, func(is Issue) bool { return is.Path == h.Path }) {
+			issues = append(issues, h)
+		}
+	}
+	issues = append(issues, schemaIssues...)
+	if len(issues) == 0 {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return &Error{File: file, Reason: err.Error()}
-	}
-	var issues []Issue
-	collectIssues(ve, inst, &issues) // always at least one: every node is a leaf or has causes
 	return issuesError(file, issues)
 }
 
@@ -113,29 +127,126 @@ func decodeInstance(raw []byte) (any, error) {
 	return v, nil
 }
 
-// numberIssues reports every number that does not fit a float64 (the type
-// the config is finally decoded into) or that big.Rat cannot represent.
-func numberIssues(v any, loc []string, out []Issue) []Issue {
+// MaxMagnitude bounds every number in config.json, known key or not:
+// numbers this large are never meant, and a bound far below float64's
+// range keeps every sum and product of configured values finite. Known
+// keys have tighter bounds in the schema.
+const MaxMagnitude = 1e15
+
+// numberIssues reports, in unparsable, every number that does not fit a
+// float64 (the type the config is finally decoded into) or that big.Rat
+// cannot represent, and, in huge, every other number whose magnitude
+// exceeds MaxMagnitude.
+func numberIssues(v any, loc []string, unparsable, huge []Issue) ([]Issue, []Issue) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
-			out = numberIssues(e, append(slices.Clip(loc), k), out)
+			unparsable, huge = numberIssues(e, append(slices.Clip(loc), k), unparsable, huge)
 		}
 	case []any:
 		for i, e := range v {
-			out = numberIssues(e, append(slices.Clip(loc), strconv.Itoa(i)), out)
+			unparsable, huge = numberIssues(e, append(slices.Clip(loc), strconv.Itoa(i)), unparsable, huge)
 		}
 	case json.Number:
-		_, ferr := strconv.ParseFloat(string(v), 64)
-		ok := ferr == nil
+		f, ferr := strconv.ParseFloat(string(v), 64)
+		// big.Rat's work grows with the exponent, so a number that
+		// underflows to 0 (1e-99999999) or is absurdly long is stopped
+		// before it can stall validation for minutes.
+		ok := ferr == nil && len(v) <= maxNumberLen && !(f == 0 && nonZeroMantissa(string(v)))
 		if ok {
 			_, ok = new(big.Rat).SetString(string(v))
 		}
-		if !ok {
-			out = append(out, Issue{Path: pointer(loc), Reason: "number out of range, got " + shorten(string(v))})
+		switch {
+		case !ok:
+			unparsable = append(unparsable, Issue{Path: pointer(loc), Reason: "number out of range, got " + shorten(string(v))})
+		case math.Abs(f) > MaxMagnitude:
+			huge = append(huge, Issue{Path: pointer(loc), Reason: "number out of range (at most 1e15 in magnitude), got " + shorten(string(v))})
 		}
 	}
-	return out
+	return unparsable, huge
+}
+
+// domainNameIssues reports every domain whose name is not a plain name
+// (ValidDomainName). It is checked here rather than with the schema's
+// propertyNames keyword because the validator reports a propertyNames
+// failure with an instance location that later validation overwrites.
+func domainNameIssues(inst any) []Issue {
+	doc, _ := inst.(map[string]any)
+	domains, _ := doc["domains"].(map[string]any)
+	var issues []Issue
+	for name := range domains {
+		if err := ValidDomainName(name); err != nil {
+			issues = append(issues, Issue{Path: pointer([]string{"domains", name}), Reason: err.Error()})
+		}
+	}
+	return issues
+}
+
+// maxNumberLen bounds the text of one JSON number; 100 characters hold
+// every float64 in any notation.
+const maxNumberLen = 100
+
+// nonZeroMantissa reports whether a JSON number's digits before its
+// exponent include a non-zero one.
+func nonZeroMantissa(s string) bool {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		s = s[:i]
+	}
+	return strings.ContainsAny(s, "123456789")
+}
+
+// duplicateKeyIssues reports every key that appears twice in one object,
+// at any depth: JSON decoders silently keep the last value, so the value
+// ooda would act on is not the one a reader of the file may see first.
+// raw has already been decoded once, so it is known to be valid JSON.
+func duplicateKeyIssues(raw []byte) []Issue {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var issues []Issue
+	var walk func(loc []string) bool
+	walk = func(loc []string) bool {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		d, ok := t.(json.Delim)
+		if !ok {
+			return true
+		}
+		switch d {
+		case '{':
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				k, isKey := kt.(string)
+				if err != nil || !isKey {
+					return false
+				}
+				kloc := append(slices.Clip(loc), k)
+				if seen[k] {
+					reason := fmt.Sprintf("key %q is defined twice in the same object (only one value can apply)", k)
+					if len(loc) == 1 && loc[0] == "domains" {
+						reason = fmt.Sprintf("domain %q is defined twice", k)
+					}
+					issues = append(issues, Issue{Path: pointer(kloc), Reason: reason})
+				}
+				seen[k] = true
+				if !walk(kloc) {
+					return false
+				}
+			}
+		case '[':
+			for i := 0; dec.More(); i++ {
+				if !walk(append(slices.Clip(loc), strconv.Itoa(i))) {
+					return false
+				}
+			}
+		}
+		_, err = dec.Token() // the closing delimiter
+		return err == nil
+	}
+	walk(nil)
+	return issues
 }
 
 // issuesError sorts and de-duplicates issues and wraps them in an *Error

@@ -137,9 +137,9 @@ func TestValidateSchemaRejects(t *testing.T) {
 		{"skill env not strings", `{"skills": {"s": {"builtin": "x", "env": {"A": 1}}}}`,
 			"/skills/s/env/A", "expected string, got number"},
 		{"level domains some", `{"progressive_complexity": {"levels": {"1": {"domains": "some"}}}}`,
-			"/progressive_complexity/levels/1/domains", `must be a non-negative integer or "all", got "some"`},
+			"/progressive_complexity/levels/1/domains", `must be an integer from 0 to 1000000 or "all", got "some"`},
 		{"level domains negative", `{"progressive_complexity": {"levels": {"1": {"domains": -1}}}}`,
-			"/progressive_complexity/levels/1/domains", `must be a non-negative integer or "all", got -1`},
+			"/progressive_complexity/levels/1/domains", `must be an integer from 0 to 1000000 or "all", got -1`},
 		{"agent command empty", `{"agent": {"command": []}}`,
 			"/agent/command", "must not be empty"},
 		{"agent command a string", `{"agent": {"command": "claude -p"}}`,
@@ -154,8 +154,8 @@ func TestValidateSchemaRejects(t *testing.T) {
 			"/domains/d/weight", "expected number, got null"},
 		{"boolean as string", `{"git": {"commit_state": "yes"}}`,
 			"/git/commit_state", "expected boolean, got string"},
-		{"pointer escaping", `{"domains": {"a/b~c": {"weight": -1}}}`,
-			"/domains/a~1b~0c/weight", "must be >= 0"},
+		{"pointer escaping", `{"skills": {"a/b~c": {"builtin": "x", "timeout_minutes": -1}}}`,
+			"/skills/a~1b~0c/timeout_minutes", "must be >= 0"},
 		{"not an object", `[]`, "", "expected object, got array"},
 		{"not JSON", `{"mission": `, "", "parse error"},
 		{"trailing data", `{} {}`, "", "parse error"},
@@ -210,7 +210,7 @@ func TestValidateSchemaReportsEveryIssueSorted(t *testing.T) {
 		{"/domains/tests/weight", "expected number, got string"},
 		{"/judge/timeout", `must be a Go duration such as "90s", "10m" or "1h30m", got "soon"`},
 		{"/progressive_complexity/current_level", "must be <= 3, got 4"},
-		{"/progressive_complexity/levels/1/domains", `must be a non-negative integer or "all", got "some"`},
+		{"/progressive_complexity/levels/1/domains", `must be an integer from 0 to 1000000 or "all", got "some"`},
 		{"/safety/confidence_threshold", "must be <= 1, got 1.5"},
 		{"/safety/max_prs_per_cycle", "expected integer, got number"},
 		{"/scoring/staleness_curve", `must be one of "logarithmic", "linear", got "exponential"`},
@@ -370,6 +370,11 @@ func TestSchemaDeclaresEveryConfigField(t *testing.T) {
 				f := typ.Field(i)
 				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 				if name == "-" || !f.IsExported() {
+					continue
+				}
+				if f.Anonymous && name == "" {
+					// encoding/json promotes an embedded struct's keys.
+					walk(path, f.Type, node)
 					continue
 				}
 				sub := propertySchema(node, name)

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -84,8 +83,22 @@ func Parse(b []byte) (Contract, error) {
 	return c, c.Validate()
 }
 
-// Validate checks every chain trigger: a target and a condition that parses.
+// MaxCostUSD bounds a contract's cost limit, as config.json bounds its own
+// amounts: a larger (or infinite) estimate would make the cost ledger's
+// sums overflow.
+const MaxCostUSD = 1e9
+
+// Validate checks every chain trigger (a target and a condition that
+// parses) and the cost limit (a finite amount from 0 to MaxCostUSD).
 func (c Contract) Validate() error {
+	for _, v := range []struct {
+		field string
+		value *float64
+	}{{"cost_limit_usd", c.CostLimitUSD}, {"safety.cost_limit_usd", c.Safety.CostLimitUSD}} {
+		if v.value != nil && !(*v.value >= 0 && *v.value <= MaxCostUSD) {
+			return fmt.Errorf("%s: must be from 0 to %g, got %g", v.field, MaxCostUSD, *v.value)
+		}
+	}
 	for i, t := range c.ChainTriggers {
 		if strings.TrimSpace(t.Target) == "" {
 			return fmt.Errorf("chain_triggers[%d]: missing target", i)
@@ -126,7 +139,11 @@ func FrontMatter(md []byte) ([]byte, bool) {
 	return nil, false
 }
 
-// Load resolves the contract of skill for the project at root.
+// Load resolves the contract of skill for the project at root. Contract
+// files are read only when they are regular files inside the project (no
+// symlink out of it, no named pipe or device) of at most
+// safety.max_read_mib, and every output file a contract names must
+// resolve inside the project: ooda reads those files after the skill ran.
 func Load(root string, cfg *config.Config, skill string) (Contract, error) {
 	key := config.SkillKey(skill)
 	for _, name := range cfg.SkillNames() {
@@ -139,16 +156,24 @@ func Load(root string, cfg *config.Config, skill string) (Contract, error) {
 			if err := c.Validate(); err != nil {
 				return Contract{}, fmt.Errorf("config skills.%s.contract: %w", name, err)
 			}
+			if err := c.checkOutputs(root); err != nil {
+				return Contract{}, fmt.Errorf("config skills.%s.contract: %w", name, err)
+			}
 			c.Source = "config"
 			return c, nil
 		}
 	}
+	limit := cfg.Safety.MaxReadBytes()
 	dir := filepath.Join(root, "skills", key)
-	if b, err := os.ReadFile(filepath.Join(dir, "SKILL.md")); err == nil {
+	p := filepath.Join(dir, "SKILL.md")
+	if b, err := readContractFile(root, p, limit); err == nil {
 		if fm, ok := FrontMatter(b); ok {
 			c, err := Parse(fm)
+			if err == nil {
+				err = c.checkOutputs(root)
+			}
 			if err != nil {
-				return Contract{}, fmt.Errorf("%s: front matter: %w", filepath.Join(dir, "SKILL.md"), err)
+				return Contract{}, fmt.Errorf("%s: front matter: %w", p, err)
 			}
 			c.Source = "SKILL.md"
 			return c, nil
@@ -156,9 +181,12 @@ func Load(root string, cfg *config.Config, skill string) (Contract, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return Contract{}, err
 	}
-	p := filepath.Join(dir, "contract.yaml")
-	if b, err := os.ReadFile(p); err == nil {
+	p = filepath.Join(dir, "contract.yaml")
+	if b, err := readContractFile(root, p, limit); err == nil {
 		c, err := Parse(b)
+		if err == nil {
+			err = c.checkOutputs(root)
+		}
 		if err != nil {
 			return Contract{}, fmt.Errorf("%s: %w", p, err)
 		}
@@ -168,4 +196,26 @@ func Load(root string, cfg *config.Config, skill string) (Contract, error) {
 		return Contract{}, err
 	}
 	return Contract{Name: key, Source: "default"}, nil
+}
+
+// readContractFile reads a contract file through config.ReadProjectFile,
+// so a skill name or a symlink cannot make ooda read outside the project,
+// and a named pipe or a huge file cannot hang it or exhaust its memory.
+func readContractFile(root, p string, limit int64) ([]byte, error) {
+	b, err := config.ReadProjectFile(root, p, limit)
+	if errors.Is(err, config.ErrTooLarge) {
+		return nil, fmt.Errorf("%w (raise safety.max_read_mib to read it)", err)
+	}
+	return b, err
+}
+
+// checkOutputs refuses output files outside the project: ooda reads them
+// after the skill ran, for chain conditions.
+func (c Contract) checkOutputs(root string) error {
+	for i, f := range c.Output.Files {
+		if _, err := config.ResolveInProject(root, f); err != nil {
+			return fmt.Errorf("output.files[%d]: %w", i, err)
+		}
+	}
+	return nil
 }

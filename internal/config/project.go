@@ -1,0 +1,238 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+)
+
+// ErrOutsideProject is wrapped by the errors of ResolveInProject and
+// ReadProjectFile that refuse a path for leaving the project.
+var ErrOutsideProject = errors.New("outside the project")
+
+// ErrNotRegular is wrapped by the errors of ReadProjectFile for a path that
+// is not a regular file (a directory, a named pipe, a device, a socket).
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge is wrapped by the errors of ReadProjectFile for a file larger
+// than the read limit.
+var ErrTooLarge = errors.New("larger than the read limit")
+
+// maxLinks bounds the symlinks followed while resolving one path, as the
+// kernel does, so a symlink loop is an error rather than a hang.
+const maxLinks = 255
+
+// ResolveInProject returns the absolute path that p names once every
+// symlink of its existing part is followed; a relative p is relative to
+// root, and the part that does not exist yet is resolved lexically. It
+// fails, wrapping ErrOutsideProject, unless the result lies strictly inside
+// root (itself resolved the same way): a configured path must never lead
+// ooda, or a skill it hands the path to, out of the project, whether by
+// "..", by an absolute path or through a symlink.
+func ResolveInProject(root, p string) (string, error) {
+	if p == "" {
+		return "", errors.New("the path is empty")
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", fmt.Errorf("%q contains a NUL byte", p)
+	}
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	realRoot, err := resolvePath(absRoot)
+	if err != nil {
+		return "", fmt.Errorf("project root %s: %w", absRoot, err)
+	}
+	full := p
+	if !filepath.IsAbs(p) {
+		// filepath.Join cleans, exactly as the state store does when it
+		// turns a configured path into the one it opens.
+		full = filepath.Join(absRoot, p)
+	}
+	real, err := resolvePath(full)
+	if err != nil {
+		return "", fmt.Errorf("%q: %w", p, err)
+	}
+	if real == realRoot {
+		return "", fmt.Errorf("%q is the project root itself, not a file in it", p)
+	}
+	if within(realRoot, real) {
+		return real, nil
+	}
+	if within(absRoot, filepath.Clean(full)) || within(realRoot, filepath.Clean(full)) {
+		return "", fmt.Errorf("%q leads %w %s through a symlink (it resolves to %s)", p, ErrOutsideProject, realRoot, real)
+	}
+	return "", fmt.Errorf("%q is %w %s (it names %s)", p, ErrOutsideProject, realRoot, real)
+}
+
+// within reports whether p lies strictly below dir; both are clean and absolute.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == "." {
+		return false
+	}
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// resolvePath follows the symlinks of the existing part of the absolute
+// path p, component by component as the kernel does (so "link/.." is the
+// parent of the link's target), and appends the part that does not exist
+// lexically. Unlike filepath.EvalSymlinks it accepts a dangling symlink:
+// its target is where a write through it would land, so that target is
+// what must be checked.
+func resolvePath(p string) (string, error) {
+	vol := filepath.VolumeName(p)
+	resolved := vol + string(filepath.Separator)
+	rest := splitPath(p[len(vol):])
+	links := 0
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				return filepath.Join(append([]string{next}, rest[i+1:]...)...), nil
+			}
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("too many levels of symbolic links at %s", next)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			tv := filepath.VolumeName(target)
+			resolved = tv + string(filepath.Separator)
+			target = target[len(tv):]
+		}
+		rest = append(splitPath(target), rest[i+1:]...)
+		i = -1
+	}
+	return resolved, nil
+}
+
+func splitPath(p string) []string {
+	return strings.FieldsFunc(p, func(r rune) bool { return r == filepath.Separator || r == '/' })
+}
+
+// ReadProjectFile reads the file p (relative to root, or absolute) for
+// ooda: only when it resolves inside the project (ResolveInProject), only
+// when it is a regular file, and only up to limit bytes. A named pipe is
+// refused without blocking and a device or an oversized file without being
+// read, so a hostile path cannot hang ooda or exhaust its memory. Errors
+// name p, wrap fs.ErrNotExist when the file does not exist, and wrap
+// ErrOutsideProject, ErrNotRegular or ErrTooLarge for the refusals.
+func ReadProjectFile(root, p string, limit int64) ([]byte, error) {
+	real, err := ResolveInProject(root, p)
+	if err != nil {
+		return nil, err
+	}
+	// real has no symlink left; O_NOFOLLOW keeps a symlink put in its place
+	// since from being followed.
+	b, err := readRegular(real, syscall.O_NOFOLLOW, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return b, nil
+}
+
+// readRegular opens path without blocking (a named pipe with no writer
+// would otherwise block the open itself), refuses anything but a regular
+// file, and reads at most limit bytes. Errors do not name the file.
+func readRegular(path string, flags int, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%w (a symlink)", ErrNotRegular)
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, pe.Err
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w (%s)", ErrNotRegular, fileKind(fi.Mode()))
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%d bytes, %w of %s", fi.Size(), ErrTooLarge, mib(limit))
+	}
+	// The file may grow between the stat and the read.
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w of %s", ErrTooLarge, mib(limit))
+	}
+	return b, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	}
+	return "type " + m.Type().String()
+}
+
+func mib(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// DomainNameRule describes the names a domain may have; domain names become
+// directory and file names under agent/state/, so they are plain names.
+const DomainNameRule = `a domain name must be 1 to 64 letters, digits, "_", "-" or ".", start with a letter or a digit, and not contain ".."`
+
+var domainNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// ValidDomainName returns an error (DomainNameRule) unless name is a plain
+// domain name: it is used as a path component (agent/state/<name>.json,
+// agent/state/<name>/lens.json), so "..", "/" and the like would leave the
+// state directory.
+func ValidDomainName(name string) error {
+	if !domainNameRE.MatchString(name) || strings.Contains(name, "..") {
+		return errors.New(DomainNameRule)
+	}
+	return nil
+}
+
+// Pointer renders unescaped tokens as a JSON Pointer ("/domains/a~1b" for
+// the tokens "domains", "a/b"), the form every configuration error uses.
+func Pointer(tokens ...string) string { return pointer(tokens) }
