@@ -49,6 +49,9 @@ type Response struct {
 	// Warnings are problems that did not stop the run, such as an env
 	// value referencing a credential the skill may not see.
 	Warnings []string
+	// Survivors are processes the skill started that were still running
+	// after it was stopped and killed (docs/halt.md).
+	Survivors []int
 }
 
 // Executor runs one skill.

@@ -21,7 +21,7 @@ const (
 	// MaxHaltPoll caps Spec.HaltPoll: a skill must be stopped within 2 s of
 	// the HALT file appearing, whatever the caller asked for.
 	MaxHaltPoll = 2 * time.Second
-	// DefaultKillGrace is the time a stopped group gets between SIGTERM and
+	// DefaultKillGrace is the time a stopped run gets between SIGTERM and
 	// SIGKILL to clean up.
 	DefaultKillGrace = 5 * time.Second
 	// DefaultOutputWait is how long output is still read after the direct
@@ -29,10 +29,10 @@ const (
 	DefaultOutputWait = time.Second
 )
 
-// groupPoll is how often a group whose leader has already exited is checked
-// for remaining members during the kill grace. A process group has no exit
-// notification, and returning as soon as it is empty saves the full grace on
-// every stop.
+// groupPoll is how often a run whose direct child has already exited is
+// checked for remaining processes during the kill grace. A process group has
+// no exit notification, and returning as soon as it is empty saves the full
+// grace on every stop.
 const groupPoll = 50 * time.Millisecond
 
 // Spec describes one process to run.
@@ -67,8 +67,10 @@ type Spec struct {
 	// HaltPoll is the interval at which HaltFile is looked for; default
 	// DefaultHaltPoll, at most MaxHaltPoll.
 	HaltPoll time.Duration
-	// KillGrace is the time between SIGTERM and SIGKILL when the process
-	// group is stopped; default DefaultKillGrace.
+	// KillGrace is the time between SIGTERM and SIGKILL when the run is
+	// stopped, and then the longest wait (at least a second) for SIGKILL to
+	// take effect before a process is reported in Result.Survivors; default
+	// DefaultKillGrace.
 	KillGrace time.Duration
 	// OnStart, when set, is called with the process group id as soon as the
 	// process has started, so a caller can record which group is its own
@@ -102,6 +104,12 @@ type Result struct {
 	// OutputErr is the first error Spec.Output returned. The process is not
 	// disturbed by it; the rest of its output is discarded.
 	OutputErr error
+	// Survivors are the pids of processes the run started that were still
+	// running when Run returned although it had stopped the run: they did
+	// not die of SIGKILL within the kill grace (a process in uninterruptible
+	// sleep, or a frozen one). Only a stopped run has any. A caller should
+	// warn: the work it stopped is not entirely over.
+	Survivors []int
 }
 
 // OK reports whether the process ran to completion by itself and exited 0.
@@ -127,13 +135,17 @@ type RunnerFunc func(ctx context.Context, s Spec) Result
 func (f RunnerFunc) Run(ctx context.Context, s Spec) Result { return f(ctx, s) }
 
 // Exec is the Runner that starts real processes.
-type Exec struct{}
+type Exec struct {
+	// noCgroup contains the run without a cgroup even where one could be
+	// created, as on a system without them.
+	noCgroup bool
+}
 
 var _ Runner = Exec{}
 
 // Run starts the process described by s and waits until it has exited, or
-// until it had to be stopped and its process group was terminated.
-func (Exec) Run(ctx context.Context, s Spec) Result {
+// until it had to be stopped and every process it started was terminated.
+func (e Exec) Run(ctx context.Context, s Spec) Result {
 	res := Result{ExitCode: -1}
 	if len(s.Argv) == 0 || s.Argv[0] == "" {
 		res.StartErr = errors.New("proc: empty argv")
@@ -157,36 +169,45 @@ func (Exec) Run(ctx context.Context, s Spec) Result {
 	if env == nil {
 		env = []string{}
 	}
-	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        s.Argv,
-		Dir:         s.Dir,
-		Env:         env,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-		WaitDelay:   positive(s.OutputWait, DefaultOutputWait),
-	}
-	if s.Stdin != nil {
-		cmd.Stdin = bytes.NewReader(s.Stdin)
-	}
 	var out *guardedWriter
 	if s.Output != nil {
-		// The same value for both streams makes os/exec hand the child one
-		// pipe for stdout and stderr, so their relative order survives.
 		out = &guardedWriter{w: s.Output}
-		cmd.Stdout = out
-		cmd.Stderr = out
 	}
-	if s.Stderr != nil {
-		cmd.Stderr = &guardedWriter{w: s.Stderr}
+	build := func(attr *syscall.SysProcAttr) *exec.Cmd {
+		cmd := &exec.Cmd{
+			Path:        path,
+			Args:        s.Argv,
+			Dir:         s.Dir,
+			Env:         env,
+			SysProcAttr: attr,
+			WaitDelay:   positive(s.OutputWait, DefaultOutputWait),
+		}
+		if s.Stdin != nil {
+			cmd.Stdin = bytes.NewReader(s.Stdin)
+		}
+		if out != nil {
+			// The same value for both streams makes os/exec hand the
+			// child one pipe for stdout and stderr, so their relative
+			// order survives.
+			cmd.Stdout = out
+			cmd.Stderr = out
+		}
+		if s.Stderr != nil {
+			cmd.Stderr = &guardedWriter{w: s.Stderr}
+		}
+		return cmd
 	}
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	c := newContainment(!e.noCgroup)
+	cmd, err := c.start(build)
+	if err != nil {
+		c.finish(false, 0)
 		res.StartErr = err
 		res.Elapsed = time.Since(start)
 		return res
 	}
-	// With Setpgid the child leads a new group whose id is its pid.
+	// The child leads a new group whose id is its pid.
 	pgid := cmd.Process.Pid
 	if s.OnStart != nil {
 		s.OnStart(pgid)
@@ -199,7 +220,7 @@ func (Exec) Run(ctx context.Context, s Spec) Result {
 		close(waited)
 	}()
 
-	switch watch(ctx, s, waited) {
+	switch watch(ctx, s, waited, c) {
 	case stopTimeout:
 		res.TimedOut = true
 	case stopHalt:
@@ -207,10 +228,12 @@ func (Exec) Run(ctx context.Context, s Spec) Result {
 	case stopCancel:
 		res.Canceled = true
 	}
+	grace := positive(s.KillGrace, DefaultKillGrace)
 	if res.Stopped() {
-		stopGroup(pgid, positive(s.KillGrace, DefaultKillGrace), waited)
+		stopAll(c, grace, waited)
 	}
 	<-waited
+	res.Survivors = c.finish(res.Stopped(), grace)
 	res.Elapsed = time.Since(start)
 	res.ExitCode = cmd.ProcessState.ExitCode()
 	if out != nil {
@@ -228,8 +251,9 @@ const (
 	stopCancel
 )
 
-// watch waits for the child to exit or for a reason to stop it.
-func watch(ctx context.Context, s Spec, waited <-chan struct{}) stopReason {
+// watch waits for the child to exit or for a reason to stop it, and
+// meanwhile lets c record the child's descendants.
+func watch(ctx context.Context, s Spec, waited <-chan struct{}, c *containment) stopReason {
 	var timeout <-chan time.Time
 	if s.Timeout > 0 {
 		t := time.NewTimer(s.Timeout)
@@ -241,6 +265,12 @@ func watch(ctx context.Context, s Spec, waited <-chan struct{}) stopReason {
 		t := time.NewTicker(min(positive(s.HaltPoll, DefaultHaltPoll), MaxHaltPoll))
 		defer t.Stop()
 		halt = t.C
+	}
+	var track <-chan time.Time
+	if every := c.trackEvery(); every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		track = t.C
 	}
 	for {
 		select {
@@ -254,28 +284,30 @@ func watch(ctx context.Context, s Spec, waited <-chan struct{}) stopReason {
 			if exists(s.HaltFile) {
 				return stopHalt
 			}
+		case <-track:
+			c.track()
 		}
 	}
 }
 
-// stopGroup terminates the process group pgid: SIGTERM, then SIGKILL once
-// grace has passed if any member is still alive. It returns when the group
-// is empty, or right after SIGKILL, which cannot be refused.
-func stopGroup(pgid int, grace time.Duration, waited <-chan struct{}) {
-	signalGroup(pgid, syscall.SIGTERM)
-	// A stopped member would hold SIGTERM pending for ever.
-	signalGroup(pgid, syscall.SIGCONT)
+// stopAll terminates every process of the run: SIGTERM, then SIGKILL once
+// grace has passed if any is still alive. It returns when none is left, or
+// right after SIGKILL, which cannot be refused.
+func stopAll(c *containment, grace time.Duration, waited <-chan struct{}) {
+	c.signal(syscall.SIGTERM)
+	// A stopped process would hold SIGTERM pending for ever.
+	c.signal(syscall.SIGCONT)
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
 	select {
 	case <-waited:
 	case <-deadline.C:
-		signalGroup(pgid, syscall.SIGKILL)
+		c.kill()
 		return
 	}
-	// The leader is gone, but what it started may still be shutting down
-	// or ignoring SIGTERM.
-	if !groupAlive(pgid) {
+	// The direct child is gone, but what it started may still be shutting
+	// down or ignoring SIGTERM.
+	if !c.alive() {
 		return
 	}
 	tick := time.NewTicker(groupPoll)
@@ -283,11 +315,11 @@ func stopGroup(pgid int, grace time.Duration, waited <-chan struct{}) {
 	for {
 		select {
 		case <-tick.C:
-			if !groupAlive(pgid) {
+			if !c.alive() {
 				return
 			}
 		case <-deadline.C:
-			signalGroup(pgid, syscall.SIGKILL)
+			c.kill()
 			return
 		}
 	}
@@ -307,6 +339,22 @@ func groupAlive(pgid int) bool {
 		return false
 	}
 	return hasLiveMember(pgid)
+}
+
+// retryTextBusy calls start again, a few times, while it fails with
+// ETXTBSY. A program file that was just written may still be open for
+// writing in a process forked at that moment by another goroutine, until
+// that process's exec closes the descriptor; meanwhile the kernel refuses
+// to execute the file. Nothing has run when exec fails, so trying again is
+// safe.
+func retryTextBusy(start func() (*exec.Cmd, error)) (*exec.Cmd, error) {
+	for i := 1; ; i++ {
+		cmd, err := start()
+		if !errors.Is(err, syscall.ETXTBSY) || i == 5 {
+			return cmd, err
+		}
+		time.Sleep(time.Duration(i) * 10 * time.Millisecond)
+	}
 }
 
 // resolve finds the file to execute for argv0 as documented on Spec.Argv.
