@@ -181,7 +181,7 @@ func (c *Command) Execute(ctx context.Context, r Request) Response {
 		Argv: c.Argv, Dir: r.ProjectDir, Env: env, Timeout: timeout,
 		Output: r.Output, HaltFile: r.HaltFile, OnStart: r.OnStart,
 	})
-	out := Response{OK: res.OK(), ExitCode: res.ExitCode, Elapsed: res.Elapsed, TimedOut: res.TimedOut, Halted: res.Halted, Canceled: res.Canceled, Executor: c.Describe(), Warnings: warnings}
+	out := Response{OK: res.OK(), ExitCode: res.ExitCode, Elapsed: res.Elapsed, TimedOut: res.TimedOut, Halted: res.Halted, Canceled: res.Canceled, Executor: c.Describe(), Warnings: warnings, Survivors: res.Survivors}
 	switch {
 	case res.StartErr != nil:
 		out.Error = fmt.Sprintf("cannot start %s: %v", c.Argv[0], res.StartErr)
