@@ -12,81 +12,45 @@ import (
 // crash at any instant leaves either the old or the new content, never a
 // mix: write a temporary file in the same directory, fsync it, rename it
 // over the target, then fsync the directory so the rename itself is durable.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+// A symlink at path is replaced, never written through.
+//
+// It writes data as given and knows no project: a Store's methods, which
+// also keep every path inside the project and redact secrets, are the way
+// to write state.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	r, err := os.OpenRoot(dir)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Chmod(perm); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename %s: %w", path, err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
+	defer r.Close()
+	return writeAtomicIn(r, filepath.Base(path), path, data, perm)
 }
 
 // AppendLine appends one line to an append-only log and fsyncs it. The
 // write is a single write(2) on an O_APPEND descriptor so concurrent
-// appenders never interleave within a line.
+// appenders never interleave within a line. Only a regular file is
+// appended to, and a symlink at path is followed only within its own
+// directory.
 func AppendLine(path string, line []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("append %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	r, err := os.OpenRoot(dir)
 	if err != nil {
 		return fmt.Errorf("append %s: %w", path, err)
 	}
-	buf := make([]byte, 0, len(line)+1)
-	buf = append(buf, line...)
-	buf = append(buf, '\n')
-	if _, err := f.Write(buf); err != nil {
-		f.Close()
-		return fmt.Errorf("append %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	return f.Close()
+	defer r.Close()
+	return appendIn(r, filepath.Base(path), path, line)
 }
 
 // encodeJSON is the one encoding of every state file: indented, and without
-// HTML escaping, so a user's `&&` or `>` stays readable in the file.
+// HTML escaping, so a user's `&&` or `>` stays readable in the file. The
+// store's writer redacts the result (writeFile).
 func encodeJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

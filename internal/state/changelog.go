@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ChangelogMax is how many cycle entries CHANGELOG.md keeps (6-C3).
@@ -18,10 +18,23 @@ const changelogHeader = "# CHANGELOG\n"
 // PrependChangelog adds entry (one "## Cycle #N ..." block) at the top of
 // CHANGELOG.md, newest first, keeping at most ChangelogMax entries. Text
 // before the first entry other than the header is kept.
+//
+// A CHANGELOG.md that must not be read — too large, not a regular file, a
+// symlink out of the project — is moved aside to CHANGELOG.md.corrupt-<UTC>
+// (nothing read or copied) and a new one started, so the cycle's record is
+// never lost to it.
 func (s *Store) PrependChangelog(entry string) error {
 	p := s.EvolvePath(ChangelogFile)
-	old, err := os.ReadFile(p)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	old, _, err := s.readFile(p)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+	case IsRefused(err) && s.movable(p, err):
+		dst := s.freeName(p + ".corrupt-" + time.Now().UTC().Format("20060102T150405Z"))
+		if _, merr := s.moveAside(p, dst); merr != nil {
+			return errors.Join(err, merr)
+		}
+		old = nil
+	default:
 		return fmt.Errorf("read %s: %w", p, err)
 	}
 	preamble, entries := splitChangelog(string(old))
@@ -40,7 +53,7 @@ func (s *Store) PrependChangelog(entry string) error {
 		b.WriteString(strings.TrimRight(e, "\n"))
 		b.WriteString("\n")
 	}
-	if err := WriteFileAtomic(p, []byte(b.String()), 0o644); err != nil {
+	if err := s.writeFile(p, []byte(b.String())); err != nil {
 		return err
 	}
 	s.written[p] = true
@@ -49,7 +62,7 @@ func (s *Store) PrependChangelog(entry string) error {
 
 // ChangelogEntries returns the entries of CHANGELOG.md, newest first.
 func (s *Store) ChangelogEntries() ([]string, error) {
-	b, err := os.ReadFile(s.EvolvePath(ChangelogFile))
+	b, _, err := s.readFile(s.EvolvePath(ChangelogFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -93,21 +106,23 @@ func (s *Store) ReportPath(cycle int, skill string) string {
 
 // SaveRunLog writes a skill run's captured output atomically.
 func (s *Store) SaveRunLog(cycle int, skill string, data []byte) error {
-	p := s.RunLogPath(cycle, skill)
-	if err := WriteFileAtomic(p, data, 0o644); err != nil {
+	if err := CheckName("skill", skill); err != nil {
 		return err
 	}
-	return nil
+	return s.writeFile(s.RunLogPath(cycle, skill), data)
 }
 
 // PrepareRunsDir makes sure the runs directory exists and removes a stale
 // report left by an earlier attempt of the same cycle, so a report is only
 // ever read from the run that wrote it.
 func (s *Store) PrepareRunsDir(cycle int, skill string) error {
-	if err := os.MkdirAll(filepath.Join(s.EvolveDir, "runs"), 0o755); err != nil {
+	if err := CheckName("skill", skill); err != nil {
 		return err
 	}
-	err := os.Remove(s.ReportPath(cycle, skill))
+	if err := s.mkdirAll(filepath.Join(s.EvolveDir, "runs")); err != nil {
+		return err
+	}
+	err := s.remove(s.ReportPath(cycle, skill))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -115,8 +130,13 @@ func (s *Store) PrepareRunsDir(cycle int, skill string) error {
 }
 
 // ReadReport returns the bytes of a skill's report, nil when it wrote none.
+// A report larger than MaxRead, not a regular file, or a symlink out of the
+// project is refused (see IsRefused) without being read.
 func (s *Store) ReadReport(cycle int, skill string) ([]byte, error) {
-	b, err := os.ReadFile(s.ReportPath(cycle, skill))
+	if err := CheckName("skill", skill); err != nil {
+		return nil, err
+	}
+	b, _, err := s.readFile(s.ReportPath(cycle, skill))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -134,14 +154,38 @@ func safeName(skill string) string {
 	}, n)
 }
 
+// ProposalsMax caps proposed-skills/: a long run with many recurring gaps
+// must not grow the directory without bound.
+const ProposalsMax = 50
+
+// ErrProposalsFull is returned by WriteProposal when proposed-skills/
+// already holds ProposalsMax proposals.
+var ErrProposalsFull = errors.New("proposed-skills/ is full")
+
 // WriteProposal writes proposed-skills/<gap>.md once (5-B); wrote is false
-// when the proposal already exists.
+// when the proposal already exists. When the directory already holds
+// ProposalsMax proposals nothing is written and the error wraps
+// ErrProposalsFull: review and delete old proposals to make room.
 func (s *Store) WriteProposal(gap, text string) (bool, error) {
-	p := filepath.Join(s.EvolveDir, "proposed-skills", safeName(gap)+".md")
-	if _, err := os.Stat(p); err == nil {
+	dir := filepath.Join(s.EvolveDir, "proposed-skills")
+	p := filepath.Join(dir, safeName(gap)+".md")
+	if _, err := s.lstat(p); err == nil {
 		return false, nil
 	}
-	if err := WriteFileAtomic(p, []byte(text), 0o644); err != nil {
+	ents, err := s.readDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	n := 0
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".md") && !strings.HasPrefix(e.Name(), ".") {
+			n++
+		}
+	}
+	if n >= ProposalsMax {
+		return false, fmt.Errorf("%s not written: %w (%d proposals, the cap); review and delete old ones to make room", s.display(p), ErrProposalsFull, n)
+	}
+	if err := s.writeFile(p, []byte(text)); err != nil {
 		return false, err
 	}
 	s.written[p] = true
@@ -156,7 +200,7 @@ const RunsKept = 50
 // PruneRuns deletes the run files of cycles older than the last RunsKept.
 func (s *Store) PruneRuns(cycle int) (int, error) {
 	dir := filepath.Join(s.EvolveDir, "runs")
-	ents, err := os.ReadDir(dir)
+	ents, err := s.readDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return 0, nil
@@ -173,7 +217,7 @@ func (s *Store) PruneRuns(cycle int) (int, error) {
 		if err != nil || c > cycle-RunsKept {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, e.Name())); err == nil {
+		if err := s.remove(filepath.Join(dir, e.Name())); err == nil {
 			n++
 		}
 	}

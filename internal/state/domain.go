@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -46,12 +45,19 @@ func (d DomainState) LastRunTime() (time.Time, bool) {
 // ReadDomainState reads a domain state file; a missing file is Found=false.
 // Alerts are read tolerantly: an alert given as a plain string is a warning
 // with that message, and an unknown severity counts as info.
+//
+// The file must be inside the project (after symlinks), a regular file and
+// within MaxRead; otherwise the error is a refusal (see IsRefused) and the
+// file is not read.
 func (s *Store) ReadDomainState(rel string) (DomainState, error) {
 	p := s.Path(rel)
-	b, err := os.ReadFile(p)
+	b, fi, err := s.readFile(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return DomainState{}, nil
+		}
+		if IsRefused(err) {
+			return DomainState{}, err
 		}
 		return DomainState{}, fmt.Errorf("read %s: %w", p, err)
 	}
@@ -59,10 +65,7 @@ func (s *Store) ReadDomainState(rel string) (DomainState, error) {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return DomainState{}, fmt.Errorf("read %s: %w", p, err)
 	}
-	ds := DomainState{Found: true, Raw: raw, Bytes: b}
-	if st, err := os.Stat(p); err == nil {
-		ds.ModTime = st.ModTime()
-	}
+	ds := DomainState{Found: true, Raw: raw, Bytes: b, ModTime: fi.ModTime()}
 	str := func(k string) string {
 		var v string
 		_ = json.Unmarshal(raw[k], &v)
@@ -183,15 +186,20 @@ func (l Lens) Active() Lens {
 	return out
 }
 
-// LensPath is agent/state/<domain>/lens.json.
+// LensPath is agent/state/<domain>/lens.json. It only computes the name:
+// the methods that read or write it refuse a domain that is not a plain
+// name (CheckName).
 func (s *Store) LensPath(domain string) string {
 	return filepath.Join(s.Root, "agent", "state", domain, "lens.json")
 }
 
 // ReadLens reads a domain's lens; found is false when missing, and a
-// corrupt lens is an error (the cycle proceeds without a lens).
+// corrupt or refused lens is an error (the cycle proceeds without a lens).
 func (s *Store) ReadLens(domain string) (Lens, bool, error) {
-	b, err := os.ReadFile(s.LensPath(domain))
+	if err := CheckName("domain", domain); err != nil {
+		return Lens{}, false, err
+	}
+	b, _, err := s.readFile(s.LensPath(domain))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Lens{}, false, nil
@@ -212,15 +220,20 @@ func NewLens(domain string, now time.Time) Lens {
 
 // InitLens writes the initial lens file when none exists (1-A lens pre-init).
 func (s *Store) InitLens(domain string, now time.Time) (bool, error) {
+	if err := CheckName("domain", domain); err != nil {
+		return false, err
+	}
 	p := s.LensPath(domain)
-	if _, err := os.Stat(p); err == nil {
+	if _, err := s.lstat(p); err == nil {
 		return false, nil
+	} else if IsRefused(err) {
+		return false, err
 	}
 	b, err := encodeJSON(NewLens(domain, now))
 	if err != nil {
 		return false, err
 	}
-	if err := WriteFileAtomic(p, append(b, '\n'), 0o644); err != nil {
+	if err := s.writeFile(p, append(b, '\n')); err != nil {
 		return false, err
 	}
 	s.written[p] = true
@@ -234,15 +247,28 @@ type ExternalSignal struct {
 }
 
 // ReadExternalSignals reads agent/state/external/*.json in name order. A
-// missing directory is no signals; an unreadable file is reported and skipped.
+// missing directory is no signals; an unreadable or refused file (too
+// large, not regular, a symlink out of the project) is reported and skipped.
 func (s *Store) ReadExternalSignals() ([]ExternalSignal, []error) {
 	dir := filepath.Join(s.Root, "agent", "state", "external")
-	matches, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	ents, err := s.readDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, []error{fmt.Errorf("external signals: %w", err)}
+	}
+	var matches []string
+	for _, e := range ents {
+		if ok, _ := filepath.Match("*.json", e.Name()); ok {
+			matches = append(matches, filepath.Join(dir, e.Name()))
+		}
+	}
 	sort.Strings(matches)
 	var out []ExternalSignal
 	var errs []error
 	for _, m := range matches {
-		b, err := os.ReadFile(m)
+		b, _, err := s.readFile(m)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("external signal %s: %w", m, err))
 			continue
@@ -259,18 +285,14 @@ func (s *Store) ReadExternalSignals() ([]ExternalSignal, []error) {
 // ReadActiveContext reads the active context blob (opaque JSON) and its age.
 func (s *Store) ReadActiveContext(rel string) (json.RawMessage, time.Time, error) {
 	p := s.Path(rel)
-	b, err := os.ReadFile(p)
+	b, fi, err := s.readFile(p)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
 	if !json.Valid(b) {
 		return nil, time.Time{}, fmt.Errorf("%s: not valid JSON", p)
 	}
-	st, err := os.Stat(p)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	return json.RawMessage(b), st.ModTime(), nil
+	return json.RawMessage(b), fi.ModTime(), nil
 }
 
 // RotationCursor is agent/state/<domain>/rotation_cursor.json (4-B).
@@ -302,7 +324,10 @@ func (s *Store) RotationCursorPath(domain string) string {
 // invalid file is cursor 0 (4-B), with the decode error returned for a
 // warning.
 func (s *Store) ReadRotationCursor(domain string) (RotationCursor, error) {
-	b, err := os.ReadFile(s.RotationCursorPath(domain))
+	if err := CheckName("domain", domain); err != nil {
+		return RotationCursor{}, err
+	}
+	b, _, err := s.readFile(s.RotationCursorPath(domain))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return RotationCursor{}, nil
@@ -318,12 +343,15 @@ func (s *Store) ReadRotationCursor(domain string) (RotationCursor, error) {
 
 // SaveRotationCursor writes a domain's rotation cursor atomically.
 func (s *Store) SaveRotationCursor(domain string, rc RotationCursor) error {
+	if err := CheckName("domain", domain); err != nil {
+		return err
+	}
 	b, err := encodeJSON(rc)
 	if err != nil {
 		return err
 	}
 	p := s.RotationCursorPath(domain)
-	if err := WriteFileAtomic(p, append(b, '\n'), 0o644); err != nil {
+	if err := s.writeFile(p, append(b, '\n')); err != nil {
 		return err
 	}
 	s.written[p] = true

@@ -161,6 +161,8 @@ func TestHelperProcess(t *testing.T) {
 		os.Exit(lockHelper())
 	case "write-fsize":
 		os.Exit(writeFsizeHelper())
+	case "write-killed":
+		os.Exit(writeKilledHelper())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown helper role")
 		os.Exit(2)

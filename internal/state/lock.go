@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/proc"
+	"github.com/ooda-loop/ooda/internal/secret"
 )
 
 // LockInfo is the content of agent/state/evolve/.lock.
@@ -54,10 +55,19 @@ type StaleLock struct {
 	OrphanPGID int
 }
 
-// Lock is a held cycle lock; Release removes it.
+// lockReadLimit bounds a lock file read: a holder's record is a few
+// hundred bytes, and a lock replaced by something huge is unreadable, not
+// a reason to exhaust memory.
+const lockReadLimit = 64 << 10
+
+// Lock is a held cycle lock; Release removes it. Every operation on the
+// lock goes through a descriptor of its directory, so the lock file is
+// never reached through a symlink out of that directory.
 type Lock struct {
 	mu   sync.Mutex
 	path string
+	dir  *os.Root
+	name string
 	info LockInfo
 }
 
@@ -88,18 +98,18 @@ func (l *Lock) update(fn func(*LockInfo)) error {
 	if l.path == "" {
 		return nil
 	}
-	unguard, err := guard(l.path)
+	unguard, err := guard(l.dir)
 	if err != nil {
 		return err
 	}
 	defer unguard()
-	cur, ok := ReadLock(l.path)
+	cur, ok := readLockIn(l.dir, l.name, l.path)
 	if !ok || cur.PID != l.info.PID || cur.Host != l.info.Host || cur.StartedAt != l.info.StartedAt {
 		return fmt.Errorf("lock %s is no longer ours", l.path)
 	}
 	fn(&l.info)
 	b, _ := json.Marshal(l.info)
-	return WriteFileAtomic(l.path, b, 0o644)
+	return writeAtomicIn(l.dir, l.name, l.path, secret.RedactBytes(b), 0o644)
 }
 
 // Release removes the lock file if it is still ours. It is safe to call
@@ -113,10 +123,11 @@ func (l *Lock) Release() error {
 	if l.path == "" {
 		return nil
 	}
-	if unguard, err := guard(l.path); err == nil {
+	defer l.dir.Close()
+	if unguard, err := guard(l.dir); err == nil {
 		defer unguard()
 	}
-	b, err := os.ReadFile(l.path)
+	b, _, err := readIn(l.dir, l.name, l.path, lockReadLimit)
 	if err == nil {
 		var cur LockInfo
 		if json.Unmarshal(b, &cur) == nil && (cur.PID != l.info.PID || cur.Host != l.info.Host || cur.StartedAt != l.info.StartedAt) {
@@ -124,7 +135,7 @@ func (l *Lock) Release() error {
 			return nil // someone else's lock now: never delete it
 		}
 	}
-	err = os.Remove(l.path)
+	err = l.dir.Remove(l.name)
 	l.path = ""
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("release lock: %w", err)
@@ -132,69 +143,126 @@ func (l *Lock) Release() error {
 	return nil
 }
 
+// lockJudgedHook, when set (by tests), runs between judging a lock stale
+// and moving it aside: the window in which a concurrent recoverer may
+// replace it.
+var lockJudgedHook func()
+
 // AcquireLock takes the cycle lock with O_CREATE|O_EXCL so that two
 // processes can never both hold it. A lock older than timeout, or held by a
 // dead PID on this host, is stale: it is removed (and reported) and the
 // acquisition retried once. A live lock returns *ErrLocked.
+//
+// The lock's directory is taken as given (a symlink to it is followed);
+// Store.AcquireLock also refuses a state directory that leads out of the
+// project.
 func AcquireLock(path string, now time.Time, timeout time.Duration) (*Lock, *StaleLock, error) {
-	host, _ := os.Hostname()
-	info := LockInfo{PID: os.Getpid(), Host: host, StartedAt: FormatTime(now)}
-	data, _ := json.Marshal(info)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, nil, fmt.Errorf("lock: %w", err)
 	}
+	dir, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return nil, nil, fmt.Errorf("lock: %w", err)
+	}
+	l, stale, err := acquireIn(dir, filepath.Base(path), path, now, timeout)
+	if err != nil {
+		dir.Close()
+	}
+	return l, stale, err
+}
+
+// AcquireLock takes the project's cycle lock (agent/state/evolve/.lock)
+// like the package's AcquireLock, after checking that the evolve directory
+// is inside the project: a state directory that is a symlink out of the
+// project is an *OutsideError, and no lock is written through it.
+func (s *Store) AcquireLock(now time.Time, timeout time.Duration) (*Lock, *StaleLock, error) {
+	rel, err := s.rel(s.EvolveDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lock: %w", err)
+	}
+	r, err := s.openRoot(true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lock: %w", err)
+	}
+	defer r.Close()
+	if err := r.MkdirAll(rel, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("lock: %w", fsErr("mkdir", s.EvolveDir, err))
+	}
+	dir, err := r.OpenRoot(rel)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lock: %w", fsErr("open", s.EvolveDir, err))
+	}
+	l, stale, err := acquireIn(dir, LockFile, s.LockPath(), now, timeout)
+	if err != nil {
+		dir.Close()
+	}
+	return l, stale, err
+}
+
+// acquireIn is AcquireLock on the lock name in dir; on success the Lock
+// owns dir.
+func acquireIn(dir *os.Root, name, path string, now time.Time, timeout time.Duration) (*Lock, *StaleLock, error) {
+	host, _ := os.Hostname()
+	info := LockInfo{PID: os.Getpid(), Host: host, StartedAt: FormatTime(now)}
+	data, _ := json.Marshal(info)
+	data = secret.RedactBytes(data)
 	// Judging a lock stale and replacing it must be one step: without the
 	// guard, a recoverer could delete a lock another process took between
 	// the judgment and the removal. The guard is an flock on the directory,
 	// released by the kernel if its holder dies, so it never goes stale.
-	unguard, err := guard(path)
+	unguard, err := guard(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer unguard()
 	var stale *StaleLock
 	for attempt := 0; attempt < 2; attempt++ {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		// O_EXCL never follows a symlink: a link planted at the lock's
+		// name is an existing lock, judged below, never written through.
+		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
 			_, werr := f.Write(data)
 			serr := f.Sync()
 			cerr := f.Close()
 			if werr != nil || serr != nil || cerr != nil {
-				_ = os.Remove(path)
+				_ = dir.Remove(name)
 				return nil, nil, fmt.Errorf("lock: write %s: %v", path, errors.Join(werr, serr, cerr))
 			}
-			return &Lock{path: path, info: info}, stale, nil
+			return &Lock{path: path, dir: dir, name: name, info: info}, stale, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return nil, nil, fmt.Errorf("lock: %w", err)
+			return nil, nil, fmt.Errorf("lock: %w", fsErr("create", path, err))
 		}
-		judged, _ := os.ReadFile(path)
-		holder, age, why := inspectLock(path, now, timeout, host)
+		judged, _, _ := readIn(dir, name, path, lockReadLimit)
+		holder, age, why := inspectLock(dir, name, path, now, timeout, host)
 		if why == "" {
 			return nil, nil, &ErrLocked{Holder: holder, Age: age}
+		}
+		if lockJudgedHook != nil {
+			lockJudgedHook()
 		}
 		// Every ooda process changes the lock only under the guard, but a
 		// process that does not use it (the original prompt-driven engine
 		// sharing the project) might. So move the judged lock aside and
 		// check that it is still the bytes that were judged stale before
 		// deleting it; otherwise give it back.
-		aside := fmt.Sprintf("%s.stale-%d", path, os.Getpid())
-		if err := os.Rename(path, aside); err != nil {
+		aside := fmt.Sprintf("%s.stale-%d", name, os.Getpid())
+		if err := dir.Rename(name, aside); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			return nil, nil, fmt.Errorf("lock: remove stale %s: %w", path, err)
+			return nil, nil, fmt.Errorf("lock: remove stale %s: %w", path, fsErr("rename", path, err))
 		}
-		moved, _ := os.ReadFile(aside)
+		moved, _, _ := readIn(dir, aside, path, lockReadLimit)
 		if string(moved) != string(judged) {
 			// Link fails rather than overwrite a lock created since.
-			_ = os.Link(aside, path)
-			_ = os.Remove(aside)
+			_ = dir.Link(aside, name)
+			_ = dir.Remove(aside)
 			var li LockInfo
 			_ = json.Unmarshal(moved, &li)
 			return nil, nil, &ErrLocked{Holder: li}
 		}
-		_ = os.Remove(aside)
+		_ = dir.Remove(aside)
 		stale = &StaleLock{Holder: holder, Age: age, Why: why}
 		if holder.Host == host && proc.GroupAlive(holder.SkillPGID) {
 			if start, ok := proc.GroupStart(holder.SkillPGID); ok && start == holder.SkillStart {
@@ -207,7 +275,16 @@ func AcquireLock(path string, now time.Time, timeout time.Duration) (*Lock, *Sta
 
 // ReadLock returns the current lock holder, if any.
 func ReadLock(path string) (LockInfo, bool) {
-	b, err := os.ReadFile(path)
+	dir, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return LockInfo{}, false
+	}
+	defer dir.Close()
+	return readLockIn(dir, filepath.Base(path), path)
+}
+
+func readLockIn(dir *os.Root, name, path string) (LockInfo, bool) {
+	b, _, err := readIn(dir, name, path, lockReadLimit)
 	if err != nil {
 		return LockInfo{}, false
 	}
@@ -216,14 +293,15 @@ func ReadLock(path string) (LockInfo, bool) {
 	return li, true
 }
 
-func inspectLock(path string, now time.Time, timeout time.Duration, host string) (LockInfo, time.Duration, string) {
-	b, err := os.ReadFile(path)
+func inspectLock(dir *os.Root, name, path string, now time.Time, timeout time.Duration, host string) (LockInfo, time.Duration, string) {
+	b, _, err := readIn(dir, name, path, lockReadLimit)
 	var li LockInfo
 	if err != nil || json.Unmarshal(b, &li) != nil {
 		// A lock we cannot read is judged by its file age: a crash between
 		// create and write leaves an empty file behind. The file time is the
 		// real clock's, so it is compared with the real clock, not --now.
-		st, serr := os.Stat(path)
+		// Lstat: a symlink planted at the lock's name is judged as itself.
+		st, serr := dir.Lstat(name)
 		if serr != nil {
 			return li, 0, ""
 		}
@@ -239,7 +317,7 @@ func inspectLock(path string, now time.Time, timeout time.Duration, host string)
 			t = r
 		}
 		age = now.Sub(t)
-	} else if st, err := os.Stat(path); err == nil {
+	} else if st, err := dir.Lstat(name); err == nil {
 		age = time.Since(st.ModTime())
 	}
 	if age >= timeout {
@@ -261,8 +339,8 @@ func pidAlive(pid int) bool {
 // guard takes an exclusive flock on the lock's directory for the duration
 // of a lock transition (acquire, stale recovery, release). Locking the
 // directory itself leaves no extra file in the project.
-func guard(path string) (func(), error) {
-	f, err := os.Open(filepath.Dir(path))
+func guard(dir *os.Root) (func(), error) {
+	f, err := dir.Open(".")
 	if err != nil {
 		return nil, fmt.Errorf("lock guard: %w", err)
 	}

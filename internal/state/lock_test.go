@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -363,53 +362,26 @@ func TestLock_ReadLockMissing(t *testing.T) {
 	}
 }
 
-// staleRecoveryRace pauses AcquireLock after it has judged the lock at path
-// stale, replaces that lock the way a concurrent recoverer would (with
-// fresh, already or not yet written), then lets AcquireLock continue.
-//
-// The pause comes from a FIFO: AcquireLock blocks reading it until the test
-// writes the stale holder's content into it, and the FIFO is renamed away
-// before that, so what AcquireLock then renames aside is the fresh lock.
+// staleRecoveryRace lets AcquireLock judge a lock at path stale, then —
+// at lockJudgedHook, between the judgment and the removal — replaces that
+// lock the way a concurrent recoverer would (with fresh, already or not yet
+// written), and lets AcquireLock continue.
 func staleRecoveryRace(t *testing.T, fresh []byte) (path string, l *Lock, err error) {
 	t.Helper()
 	dir := t.TempDir()
 	path = filepath.Join(dir, ".lock")
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
 	now := time.Now()
 	stale, _ := json.Marshal(LockInfo{PID: 1, Host: "gone", StartedAt: FormatTime(now.Add(-2 * time.Hour))})
-
-	type result struct {
-		l   *Lock
-		err error
+	writeFile(t, path, string(stale))
+	lockJudgedHook = func() {
+		if err := os.Rename(path, filepath.Join(dir, "judged")); err != nil {
+			t.Error(err)
+		}
+		writeFile(t, path, string(fresh))
 	}
-	done := make(chan result, 1)
-	go func() {
-		l, _, err := AcquireLock(path, now, lockTimeout)
-		done <- result{l, err}
-	}()
-	// Opening the FIFO for writing returns once AcquireLock has opened it
-	// for reading, i.e. once it is inside its stale check.
-	w, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path, filepath.Join(dir, "fifo")); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, path, string(fresh))
-	if _, err := w.Write(stale); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	select {
-	case r := <-done:
-		return path, r.l, r.err
-	case <-time.After(10 * time.Second):
-		t.Fatal("AcquireLock did not return")
-	}
-	return "", nil, nil
+	defer func() { lockJudgedHook = nil }()
+	l, _, err = AcquireLock(path, now, lockTimeout)
+	return path, l, err
 }
 
 func TestLock_StaleRecoveryKeepsALockTakenMeanwhile(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -288,7 +287,7 @@ func (l LensChangelog) MarshalJSON() ([]byte, error) {
 // same policy as Load: missing is empty, corrupt is listed for Quarantine.
 func (s *Store) LoadMemory(snap *Snapshot) {
 	read := func(name string, v any) {
-		if _, err := s.readJSON(name, v); err != nil {
+		if _, err := s.readJSON(name, v, &snap.Warnings); err != nil {
 			snap.Corrupt = append(snap.Corrupt, Corruption{File: name, Path: s.EvolvePath(name), Err: err})
 		}
 	}
@@ -317,7 +316,10 @@ func (s *Store) LensChangelogPath(domain string) string {
 
 // ReadLensChangelog reads a domain's lens changelog (missing: empty).
 func (s *Store) ReadLensChangelog(domain string) (LensChangelog, error) {
-	b, err := os.ReadFile(s.LensChangelogPath(domain))
+	if err := CheckName("domain", domain); err != nil {
+		return LensChangelog{}, err
+	}
+	b, _, err := s.readFile(s.LensChangelogPath(domain))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return LensChangelog{Domain: domain}, nil
@@ -333,11 +335,17 @@ func (s *Store) ReadLensChangelog(domain string) (LensChangelog, error) {
 
 // SaveLens writes a domain's lens atomically.
 func (s *Store) SaveLens(domain string, l Lens) error {
+	if err := CheckName("domain", domain); err != nil {
+		return err
+	}
 	return s.writeAt(s.LensPath(domain), l)
 }
 
 // SaveLensChangelog writes a domain's lens changelog atomically.
 func (s *Store) SaveLensChangelog(domain string, l LensChangelog) error {
+	if err := CheckName("domain", domain); err != nil {
+		return err
+	}
 	return s.writeAt(s.LensChangelogPath(domain), l)
 }
 
@@ -346,7 +354,7 @@ func (s *Store) writeAt(p string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(p, append(b, '\n'), 0o644); err != nil {
+	if err := s.writeFile(p, append(b, '\n')); err != nil {
 		return err
 	}
 	s.written[p] = true
@@ -357,10 +365,13 @@ func (s *Store) writeAt(p string, v any) error {
 // the run's log: runs/<cycle>-<domain>.lens.json. It is a copy for the
 // skill, not state: the working lens stays in agent/state/<domain>/.
 func (s *Store) WriteActiveLens(cycle int, domain string, l Lens) (string, error) {
+	if err := CheckName("domain", domain); err != nil {
+		return "", err
+	}
 	p := filepath.Join(s.EvolveDir, "runs", fmt.Sprintf("%d-%s.lens.json", cycle, safeName(domain)))
 	b, err := encodeJSON(l)
 	if err != nil {
 		return "", err
 	}
-	return p, WriteFileAtomic(p, append(b, '\n'), 0o644)
+	return p, s.writeFile(p, append(b, '\n'))
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -33,11 +32,18 @@ const (
 
 // Store reads and writes one project's state. It records every file it
 // writes so that Step 6-D can commit exactly those.
+//
+// Every read and write stays inside the project after symlinks are
+// resolved, reads only regular files within MaxRead bytes, and every byte
+// written has the values of known secrets replaced (docs/state.md).
 type Store struct {
 	// Root is the project root; EvolveDir is agent/state/evolve under it.
 	Root      string
 	EvolveDir string
-	written   map[string]bool
+	// MaxRead caps every read, in bytes (safety.max_read_mib); 0 means
+	// DefaultMaxRead. A larger file is refused with *TooLargeError.
+	MaxRead int64
+	written map[string]bool
 }
 
 // New returns the store of the project at root.
@@ -45,7 +51,10 @@ func New(root string) *Store {
 	return &Store{Root: root, EvolveDir: filepath.Join(root, "agent", "state", "evolve"), written: map[string]bool{}}
 }
 
-// Path resolves a path relative to the project root (absolute paths pass through).
+// Path joins a path relative to the project root (an absolute path is
+// returned as it is). It only computes a name, for messages and for the
+// store's own methods, which refuse a path outside the project; a path
+// handed to another process should come from Resolve.
 func (s *Store) Path(rel string) string {
 	if filepath.IsAbs(rel) {
 		return rel
@@ -70,7 +79,9 @@ func (s *Store) Written() []string {
 	return out
 }
 
-// Corruption records an evolve file that could not be decoded.
+// Corruption records an evolve file that could not be read or decoded.
+// Err is the decode error, or a refusal (see IsRefused): the file is too
+// large, not a regular file, or a symlink out of the project.
 type Corruption struct {
 	File string // base name, e.g. "memos.json"
 	Path string
@@ -78,8 +89,8 @@ type Corruption struct {
 }
 
 // CorruptLedgerError is returned when cost_ledger.json exists but cannot be
-// decoded: the ledger fails closed, because recreating it at $0 would erase
-// today's spend and defeat the daily cap.
+// decoded or read: the ledger fails closed, because recreating it at $0
+// would erase today's spend and defeat the daily cap.
 type CorruptLedgerError struct {
 	Path string
 	Err  error
@@ -88,6 +99,9 @@ type CorruptLedgerError struct {
 func (e *CorruptLedgerError) Error() string {
 	return fmt.Sprintf("cost ledger %s is corrupt: %v", e.Path, e.Err)
 }
+
+// Unwrap returns the decode error or the refusal.
+func (e *CorruptLedgerError) Unwrap() error { return e.Err }
 
 // Snapshot is every evolve file the engine reads at cycle start.
 type Snapshot struct {
@@ -109,16 +123,26 @@ type Snapshot struct {
 	// StateFound is false for a project that never ran a cycle.
 	StateFound bool
 	Corrupt    []Corruption
+	// Warnings name a file, a field (a JSON pointer) and the reason for
+	// every value Load did not take as written — a negative cycle_count, a
+	// negative or impossible cost, a number out of range, a duplicated key
+	// — and the value used instead.
+	Warnings []string
 }
 
 // Load reads the snapshot. A missing file is its empty default; a corrupt
-// file is listed in Corrupt and replaced by its default (see Quarantine).
-// A corrupt cost ledger is a *CorruptLedgerError.
+// or refused file is listed in Corrupt and replaced by its default (see
+// Quarantine). A corrupt or refused cost ledger is a *CorruptLedgerError.
+// An evolve directory reached through a symlink out of the project is an
+// *OutsideError: no state is read or written through it.
 func (s *Store) Load() (*Snapshot, error) {
 	snap := &Snapshot{Confidence: NewConfidence()}
+	if err := s.checkEvolveDir(); err != nil {
+		return snap, err
+	}
 	var err error
 	read := func(name string, v any) bool {
-		found, cerr := s.readJSON(name, v)
+		found, cerr := s.readJSON(name, v, &snap.Warnings)
 		if cerr != nil {
 			snap.Corrupt = append(snap.Corrupt, Corruption{File: name, Path: s.EvolvePath(name), Err: cerr})
 			return false
@@ -138,20 +162,45 @@ func (s *Store) Load() (*Snapshot, error) {
 	read(CheckpointsFile, &snap.Checkpoints)
 	s.LoadMemory(snap)
 	var ledger CostLedger
-	found, lerr := s.readJSON(CostLedgerFile, &ledger)
+	found, lerr := s.readJSON(CostLedgerFile, &ledger, &snap.Warnings)
 	switch {
 	case lerr != nil:
 		err = &CorruptLedgerError{Path: s.EvolvePath(CostLedgerFile), Err: lerr}
 	case found:
 		snap.CostLedger = &ledger
 	}
+	s.sanitize(snap)
 	return snap, err
 }
 
+// checkEvolveDir refuses an evolve directory that leads out of the
+// project (agent/state or agent/state/evolve a symlink to elsewhere): one
+// clear error instead of every file being reported corrupt.
+func (s *Store) checkEvolveDir() error {
+	rel, err := s.rel(s.EvolveDir)
+	if err != nil {
+		return err
+	}
+	r, err := s.openRoot(false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fsErr("open", s.rootDir(), err)
+	}
+	defer r.Close()
+	if _, err := r.Stat(rel); err != nil && isEscape(err) {
+		return fmt.Errorf("state directory: %w", fsErr("stat", s.EvolveDir, err))
+	}
+	return nil
+}
+
 // readJSON decodes an evolve file into v. found is false for a missing
-// file; the error is a decode (corruption) or read error.
-func (s *Store) readJSON(name string, v any) (found bool, err error) {
-	b, err := os.ReadFile(s.EvolvePath(name))
+// file; the error is a decode (corruption) error, a refusal or a read
+// error. Duplicated keys are reported in warns.
+func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err error) {
+	p := s.EvolvePath(name)
+	b, _, err := s.readFile(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
@@ -168,37 +217,76 @@ func (s *Store) readJSON(name string, v any) (found bool, err error) {
 		return false, err
 	}
 	reflect.ValueOf(v).Elem().Set(fresh.Elem())
+	if warns != nil {
+		*warns = append(*warns, duplicateKeyWarnings(s.display(p), b)...)
+	}
 	return true, nil
 }
 
-// Quarantine copies a corrupt file's bytes to <name>.corrupt-<UTC timestamp>
-// so they are never lost, and returns the copy's path. The original is left
-// in place; the next write replaces it with the reset content.
+// Quarantine keeps a corrupt file's bytes in <name>.corrupt-<UTC
+// timestamp> and returns that path. A decodable-but-corrupt file is copied
+// (with secrets redacted) and the original left in place; the next write
+// replaces it with the reset content. A file that must not be read — too
+// large, not a regular file, or a symlink out of the project — is moved
+// there instead, without a byte being read or copied, so a 20 GiB file, a
+// pipe or a device costs nothing and a symlink's target is never touched.
 func (s *Store) Quarantine(c Corruption, now time.Time) (string, error) {
-	b, err := os.ReadFile(c.Path)
+	dst := s.freeName(c.Path + ".corrupt-" + now.UTC().Format("20060102T150405Z"))
+	b, _, err := s.readFile(c.Path)
 	if err != nil {
+		if s.movable(c.Path, err) {
+			return s.moveAside(c.Path, dst)
+		}
 		return "", fmt.Errorf("quarantine %s: %w", c.Path, err)
 	}
-	dst := freeName(c.Path + ".corrupt-" + now.UTC().Format("20060102T150405Z"))
-	if err := WriteFileAtomic(dst, b, 0o644); err != nil {
+	if err := s.writeFile(dst, b); err != nil {
 		return "", err
 	}
 	return dst, nil
 }
 
 // QuarantineLedger copies a corrupt cost ledger to cost_ledger.json.corrupt
-// (the original project's name; a timestamp is added when that exists).
+// (the original project's name; a timestamp is added when that exists). A
+// ledger that must not be read is moved there instead, as in Quarantine;
+// the cycle still fails closed (the HALT file the engine writes).
 func (s *Store) QuarantineLedger(now time.Time) (string, error) {
 	p := s.EvolvePath(CostLedgerFile)
-	b, err := os.ReadFile(p)
+	dst := p + ".corrupt"
+	if _, err := s.lstat(dst); err == nil {
+		dst = s.freeName(dst + "-" + now.UTC().Format("20060102T150405Z"))
+	}
+	b, _, err := s.readFile(p)
 	if err != nil {
+		if s.movable(p, err) {
+			return s.moveAside(p, dst)
+		}
 		return "", fmt.Errorf("quarantine %s: %w", p, err)
 	}
-	dst := p + ".corrupt"
-	if _, err := os.Stat(dst); err == nil {
-		dst = freeName(dst + "-" + now.UTC().Format("20060102T150405Z"))
+	if err := s.writeFile(dst, b); err != nil {
+		return "", err
 	}
-	if err := WriteFileAtomic(dst, b, 0o644); err != nil {
+	return dst, nil
+}
+
+// moveAside renames p (a symlink itself, never its target) to dst.
+func (s *Store) moveAside(p, dst string) (string, error) {
+	rel, err := s.rel(p)
+	if err != nil {
+		return "", err
+	}
+	relDst, err := s.rel(dst)
+	if err != nil {
+		return "", err
+	}
+	r, err := s.openRoot(false)
+	if err != nil {
+		return "", fsErr("rename", p, err)
+	}
+	defer r.Close()
+	if err := r.Rename(rel, relDst); err != nil {
+		return "", fmt.Errorf("set aside %s: %w", p, fsErr("rename", p, err))
+	}
+	if err := syncDirIn(r, filepath.Dir(relDst), dst); err != nil {
 		return "", err
 	}
 	return dst, nil
@@ -212,7 +300,7 @@ func (s *Store) writeJSON(name string, v any) error {
 	}
 	b = append(b, '\n')
 	p := s.EvolvePath(name)
-	if err := WriteFileAtomic(p, b, 0o644); err != nil {
+	if err := s.writeFile(p, b); err != nil {
 		return err
 	}
 	s.written[p] = true
@@ -272,7 +360,7 @@ func (s *Store) SaveCheckpoints(v Checkpoints) error { return s.writeJSON(Checkp
 // RawEvolveFile returns an evolve file's bytes (nil when missing), for a
 // checkpoint that keeps a file exactly as it was.
 func (s *Store) RawEvolveFile(name string) ([]byte, error) {
-	b, err := os.ReadFile(s.EvolvePath(name))
+	b, _, err := s.readFile(s.EvolvePath(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -282,7 +370,7 @@ func (s *Store) RawEvolveFile(name string) ([]byte, error) {
 // RestoreEvolveFile writes bytes kept by a checkpoint back, atomically.
 func (s *Store) RestoreEvolveFile(name string, b []byte) error {
 	p := s.EvolvePath(name)
-	if err := WriteFileAtomic(p, b, 0o644); err != nil {
+	if err := s.writeFile(p, b); err != nil {
 		return err
 	}
 	s.written[p] = true
@@ -290,14 +378,25 @@ func (s *Store) RestoreEvolveFile(name string, b []byte) error {
 }
 
 // AppendCycleLog appends one line to cycle_log.jsonl. The log is never read
-// whole, truncated or rewritten by a cycle.
+// whole, truncated or rewritten by a cycle. A log that cannot be appended
+// to because it is not a regular file or is a symlink out of the project
+// is moved aside to cycle_log.jsonl.corrupt-<UTC> (not read, not copied)
+// and a new log started, so a planted pipe or link cannot lose the cycle.
 func (s *Store) AppendCycleLog(line any) error {
 	b, err := json.Marshal(line)
 	if err != nil {
 		return fmt.Errorf("encode cycle log line: %w", err)
 	}
 	p := s.EvolvePath(CycleLogFile)
-	if err := AppendLine(p, b); err != nil {
+	err = s.appendFile(p, b)
+	if err != nil && IsRefused(err) && s.movable(p, err) {
+		dst := s.freeName(p + ".corrupt-" + time.Now().UTC().Format("20060102T150405Z"))
+		if _, merr := s.moveAside(p, dst); merr != nil {
+			return errors.Join(err, merr)
+		}
+		err = s.appendFile(p, b)
+	}
+	if err != nil {
 		return err
 	}
 	s.written[p] = true
@@ -307,15 +406,21 @@ func (s *Store) AppendCycleLog(line any) error {
 // LockPath is the cycle lock's path.
 func (s *Store) LockPath() string { return s.EvolvePath(LockFile) }
 
-// HaltExists reports whether the HALT file exists and returns its content.
+// HaltExists reports whether the HALT file exists and returns its content
+// (at most 64 KiB of it). A HALT path that cannot be checked — outside the
+// project, or reached through a symlink out of it — halts, with the reason
+// saying why: a stop switch that cannot be read is never taken as off.
 func (s *Store) HaltExists(haltFile string) (bool, string) {
 	p := s.Path(haltFile)
 	// Lstat, so that anything at the path halts, even a dangling symlink:
 	// the running-skill watcher uses the same test.
-	if _, err := os.Lstat(p); err != nil {
+	if _, err := s.lstat(p); err != nil {
+		if IsRefused(err) {
+			return true, "(refused: " + err.Error() + ")"
+		}
 		return false, ""
 	}
-	b, err := os.ReadFile(p)
+	b, _, err := s.readFileLimit(p, haltReadLimit)
 	if err != nil {
 		return true, "(unreadable: " + err.Error() + ")"
 	}
@@ -325,12 +430,13 @@ func (s *Store) HaltExists(haltFile string) (bool, string) {
 // WriteHalt creates (or replaces) the HALT file with the reason and a UTC timestamp.
 func (s *Store) WriteHalt(haltFile, reason string, now time.Time) error {
 	content := fmt.Sprintf("%s\ncreated_at: %s\n", strings.TrimSpace(reason), FormatTime(now))
-	return WriteFileAtomic(s.Path(haltFile), []byte(content), 0o644)
+	return s.writeFile(s.Path(haltFile), []byte(content))
 }
 
 // RemoveHalt deletes the HALT file; removed is false when there was none.
+// A symlink at the HALT path is removed itself.
 func (s *Store) RemoveHalt(haltFile string) (removed bool, err error) {
-	err = os.Remove(s.Path(haltFile))
+	err = s.remove(s.Path(haltFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -377,20 +483,21 @@ func (s *Store) Reset(name string) error {
 
 // freeName returns p, or p with the first free "-N" suffix, so a copy of
 // corrupt bytes never overwrites an earlier copy.
-func freeName(p string) string {
-	if _, err := os.Lstat(p); err != nil {
+func (s *Store) freeName(p string) string {
+	if _, err := s.lstat(p); err != nil {
 		return p
 	}
 	for i := 2; ; i++ {
 		c := fmt.Sprintf("%s-%d", p, i)
-		if _, err := os.Lstat(c); err != nil {
+		if _, err := s.lstat(c); err != nil {
 			return c
 		}
 	}
 }
 
-// Exists reports whether an evolve file exists.
+// Exists reports whether anything (even a dangling symlink) is at an
+// evolve file's name.
 func (s *Store) Exists(name string) bool {
-	_, err := os.Stat(s.EvolvePath(name))
+	_, err := s.lstat(s.EvolvePath(name))
 	return err == nil
 }

@@ -330,11 +330,18 @@ func TestHaltFile_Exists(t *testing.T) {
 	if !ok || !strings.HasPrefix(content, "3 consecutive skill executions failed.") || !strings.Contains(content, "created_at: ") {
 		t.Fatalf("HALT: %v %q", ok, content)
 	}
-	// An absolute HALT path from config works as well.
-	abs := filepath.Join(t.TempDir(), "STOP")
+	// An absolute HALT path inside the project works as well.
+	abs := filepath.Join(s.Root, "STOP")
 	writeFile(t, abs, "manual stop\n")
 	if ok, content := s.HaltExists(abs); !ok || content != "manual stop" {
 		t.Fatalf("absolute HALT: %v %q", ok, content)
+	}
+	// One outside the project is not read, and a switch that cannot be
+	// checked is never taken as off.
+	outside := filepath.Join(t.TempDir(), "STOP")
+	writeFile(t, outside, "outside reason\n")
+	if ok, content := s.HaltExists(outside); !ok || strings.Contains(content, "outside reason") || !strings.Contains(content, "outside the project") {
+		t.Fatalf("HALT outside the project: %v %q", ok, content)
 	}
 	// Present but unreadable still halts.
 	if err := os.MkdirAll(filepath.Join(s.Root, "HALTDIR"), 0o755); err != nil {

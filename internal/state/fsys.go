@@ -1,0 +1,644 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/secret"
+)
+
+// Every file the Store reads or writes is reached through an os.Root
+// opened on the project root: the kernel resolves each path component
+// relative to a directory descriptor, and a component that leads outside
+// the project — "..", an absolute path, or a symlink whose target is
+// outside (or absolute) — is refused. Skills, merged pull requests and
+// other tools write under agent/state/ too, so a symlink planted there
+// must never make ooda read a secret into a state file or write through
+// to a file elsewhere (docs/security.md).
+
+// DefaultMaxRead is the read limit of a Store whose MaxRead is unset: the
+// default of safety.max_read_mib.
+const DefaultMaxRead int64 = config.DefaultMaxReadMiB << 20
+
+// haltReadLimit bounds the HALT file's reason, which is printed and sent
+// in notifications; the switch itself is the file's presence.
+const haltReadLimit = 64 << 10
+
+// TooLargeError is a file larger than the read limit. It is not read at
+// all, so a huge file (or one that never ends) cannot exhaust memory.
+type TooLargeError struct {
+	Path  string
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s: larger than the read limit of %s (safety.max_read_mib); not read", e.Path, sizeString(e.Limit))
+}
+
+// NotRegularError is a path that is not a regular file (a named pipe, a
+// device, a socket, a directory). It is not read: a pipe can block forever
+// and a device can return endless bytes.
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s: not a regular file (%s); not read", e.Path, modeName(e.Mode))
+}
+
+// OutsideError is a path that leads outside the project: outside the root
+// as written, or through a symlink whose target is outside the project or
+// absolute. Nothing is read from or written through it.
+type OutsideError struct {
+	Path string
+	Err  error
+}
+
+func (e *OutsideError) Error() string {
+	return fmt.Sprintf("%s: outside the project, or reached through a symlink that leads out of it or is absolute (%v); refused", e.Path, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *OutsideError) Unwrap() error { return e.Err }
+
+// NameError is a domain or skill name that is not a plain name and so
+// cannot name a file or directory under agent/state/.
+type NameError struct {
+	Kind string // "domain" or "skill"
+	Name string
+}
+
+func (e *NameError) Error() string {
+	return fmt.Sprintf("%s name %q is not a plain name (it must not be empty, start with '.', or contain '/', '\\', '..' or NUL); refused", e.Kind, e.Name)
+}
+
+// IsRefused reports whether err is a refusal of this package — a file too
+// large, not regular, outside the project, or a name that is not plain —
+// rather than an I/O failure or a decode error. A refused report or state
+// file is a warning and a skill gap; the cycle goes on without it.
+func IsRefused(err error) bool {
+	var tl *TooLargeError
+	var nr *NotRegularError
+	var out *OutsideError
+	var ne *NameError
+	return errors.As(err, &tl) || errors.As(err, &nr) || errors.As(err, &out) || errors.As(err, &ne)
+}
+
+// CheckName refuses a domain or skill name that could address anything but
+// one entry of its directory. A skill's single leading "/" ("/scan-health")
+// is part of the usual spelling and is allowed.
+func CheckName(kind, name string) error {
+	n := name
+	if kind == "skill" {
+		n = strings.TrimPrefix(n, "/")
+	}
+	if n == "" || strings.HasPrefix(n, ".") || strings.ContainsAny(n, "/\\\x00") || strings.Contains(n, "..") {
+		return &NameError{Kind: kind, Name: name}
+	}
+	return nil
+}
+
+func sizeString(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func modeName(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	case t&fs.ModeSymlink != 0:
+		return "a symlink"
+	}
+	return m.String()
+}
+
+// errEscapes is os.Root's (unexported) error for a path that escapes the
+// root, obtained once by asking a Root for an absolute path.
+var errEscapes = sync.OnceValue(func() error {
+	r, err := os.OpenRoot(os.TempDir())
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	_, err = r.Lstat(string(filepath.Separator) + "x")
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return nil
+})
+
+func isEscape(err error) bool {
+	if err == nil {
+		return false
+	}
+	if e := errEscapes(); e != nil && errors.Is(err, e) {
+		return true
+	}
+	return strings.Contains(err.Error(), "path escapes from parent")
+}
+
+// fsErr rewrites an error of an os.Root method so that it names the file
+// by display (the path the caller knows), keeping errors.Is working, and
+// turns an escape into an *OutsideError.
+func fsErr(op, display string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var out *OutsideError
+	if errors.As(err, &out) {
+		return err
+	}
+	inner := err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		inner = pe.Err
+	}
+	if isEscape(inner) {
+		return &OutsideError{Path: display, Err: inner}
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		inner = le.Err
+		if isEscape(inner) {
+			return &OutsideError{Path: display, Err: inner}
+		}
+	}
+	return &fs.PathError{Op: op, Path: display, Err: inner}
+}
+
+// readIn reads name under r: only a regular file, at most limit bytes. The
+// open is non-blocking so that a named pipe without a writer cannot hang
+// the reader, and the type is checked on the open descriptor so nothing
+// can be swapped in between.
+func readIn(r *os.Root, name, display string, limit int64) ([]byte, fs.FileInfo, error) {
+	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, fsErr("open", display, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, fsErr("stat", display, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fi, &NotRegularError{Path: display, Mode: fi.Mode()}
+	}
+	if fi.Size() > limit {
+		return nil, fi, &TooLargeError{Path: display, Limit: limit}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fi, fsErr("read", display, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fi, &TooLargeError{Path: display, Limit: limit}
+	}
+	return b, fi, nil
+}
+
+// tempPattern matches exactly the names writeAtomicIn gives its temporary
+// files: "." + the target's name + ".tmp-" + a decimal number.
+var tempPattern = regexp.MustCompile(`^\..+\.tmp-[0-9]+$`)
+
+// beforeRenameHook, when set (by tests), runs between writing an atomic
+// write's temporary file and renaming it: where a killed process leaves
+// the temporary file behind.
+var beforeRenameHook func()
+
+// tempName is a fresh temporary name for an atomic write of base.
+func tempName(base string) string {
+	return "." + base + ".tmp-" + strconv.FormatUint(uint64(rand.Uint32()), 10)
+}
+
+// writeAtomicIn replaces name under r with data: a temporary file in the
+// same directory, fsynced, renamed over the target, then the directory
+// fsynced. The rename replaces a symlink at name itself; nothing is ever
+// written through one.
+func writeAtomicIn(r *os.Root, name, display string, data []byte, perm os.FileMode) (err error) {
+	dir, base := filepath.Dir(name), filepath.Base(name)
+	if dir != "." {
+		if err := r.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("write %s: %w", display, fsErr("mkdir", display, err))
+		}
+	}
+	var f *os.File
+	var tmp string
+	for i := 0; ; i++ {
+		tmp = filepath.Join(dir, tempName(base))
+		f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i >= 100 {
+			return fmt.Errorf("write %s: %w", display, fsErr("create", display, err))
+		}
+	}
+	defer func() {
+		if err != nil {
+			_ = r.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", display, err)
+	}
+	if err = f.Chmod(perm); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", display, err)
+	}
+	if err = f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", display, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", display, err)
+	}
+	if beforeRenameHook != nil {
+		beforeRenameHook()
+	}
+	if err = r.Rename(tmp, name); err != nil {
+		return fmt.Errorf("rename %s: %w", display, fsErr("rename", display, err))
+	}
+	return syncDirIn(r, dir, display)
+}
+
+func syncDirIn(r *os.Root, dir, display string) error {
+	d, err := r.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync dir of %s: %w", display, fsErr("open", display, err))
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir of %s: %w", display, err)
+	}
+	return nil
+}
+
+// appendIn appends line and a newline to name under r with one write(2) on
+// an O_APPEND descriptor, then fsyncs. Only a regular file is appended to:
+// the open does not block on a named pipe, and a device or pipe is refused.
+func appendIn(r *os.Root, name, display string, line []byte) error {
+	if dir := filepath.Dir(name); dir != "." {
+		if err := r.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("append %s: %w", display, fsErr("mkdir", display, err))
+		}
+	}
+	f, err := r.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		// A non-blocking open for writing of a pipe nobody reads fails
+		// with ENXIO instead of waiting for a reader.
+		if errors.Is(err, syscall.ENXIO) {
+			if fi, serr := r.Stat(name); serr == nil && !fi.Mode().IsRegular() {
+				return &NotRegularError{Path: display, Mode: fi.Mode()}
+			}
+		}
+		return fmt.Errorf("append %s: %w", display, fsErr("open", display, err))
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("append %s: %w", display, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return &NotRegularError{Path: display, Mode: fi.Mode()}
+	}
+	buf := make([]byte, 0, len(line)+1)
+	buf = append(buf, line...)
+	buf = append(buf, '\n')
+	if _, err := f.Write(buf); err != nil {
+		f.Close()
+		return fmt.Errorf("append %s: %w", display, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", display, err)
+	}
+	return f.Close()
+}
+
+// freeNameIn returns name, or name with the first free "-N" suffix, so a
+// set-aside copy never replaces an earlier one.
+func freeNameIn(r *os.Root, name string) string {
+	if _, err := r.Lstat(name); err != nil {
+		return name
+	}
+	for i := 2; ; i++ {
+		c := fmt.Sprintf("%s-%d", name, i)
+		if _, err := r.Lstat(c); err != nil {
+			return c
+		}
+	}
+}
+
+// maxRead is the store's read limit.
+func (s *Store) maxRead() int64 {
+	if s.MaxRead > 0 {
+		return s.MaxRead
+	}
+	return DefaultMaxRead
+}
+
+func (s *Store) rootDir() string {
+	if s.Root == "" {
+		return "."
+	}
+	return s.Root
+}
+
+// rel returns p relative to the project root, refusing a path that is not
+// under it as written. Symlinks are judged later, by os.Root.
+func (s *Store) rel(p string) (string, error) {
+	root := s.rootDir()
+	if filepath.IsAbs(p) != filepath.IsAbs(root) {
+		ar, err1 := filepath.Abs(root)
+		ap, err2 := filepath.Abs(p)
+		if err := errors.Join(err1, err2); err != nil {
+			return "", &OutsideError{Path: p, Err: err}
+		}
+		root, p = ar, ap
+	}
+	r, err := filepath.Rel(root, p)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		// An absolute path may name the project by its resolved location
+		// (the root itself reached through a symlink, as /tmp is on some
+		// systems).
+		if real, rerr := filepath.EvalSymlinks(root); rerr == nil && filepath.IsAbs(p) && real != root {
+			if r, err := filepath.Rel(real, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+				return r, nil
+			}
+		}
+		return "", &OutsideError{Path: p, Err: fmt.Errorf("not under the project root %s", s.rootDir())}
+	}
+	return r, nil
+}
+
+// display names a project file in messages: relative to the root.
+func (s *Store) display(p string) string {
+	if r, err := s.rel(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// openRoot opens the project root; create makes it first when missing (a
+// write to a project that has no directory yet).
+func (s *Store) openRoot(create bool) (*os.Root, error) {
+	r, err := os.OpenRoot(s.rootDir())
+	if err != nil && create && errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(s.rootDir(), 0o755); err != nil {
+			return nil, err
+		}
+		r, err = os.OpenRoot(s.rootDir())
+	}
+	return r, err
+}
+
+// readFile reads the project file at p (absolute, or relative to the
+// working directory like s.Root) within the read limit.
+func (s *Store) readFile(p string) ([]byte, fs.FileInfo, error) {
+	return s.readFileLimit(p, s.maxRead())
+}
+
+func (s *Store) readFileLimit(p string, limit int64) ([]byte, fs.FileInfo, error) {
+	rel, err := s.rel(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := s.openRoot(false)
+	if err != nil {
+		return nil, nil, fsErr("open", p, err)
+	}
+	defer r.Close()
+	return readIn(r, rel, p, limit)
+}
+
+// writeFile replaces the project file at p atomically with data, after
+// replacing the value of every known secret with "***": whatever a skill,
+// a judge or a forge echoed into the text, no credential reaches a file
+// that may be committed.
+func (s *Store) writeFile(p string, data []byte) error {
+	rel, err := s.rel(p)
+	if err != nil {
+		return err
+	}
+	r, err := s.openRoot(true)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	defer r.Close()
+	return writeAtomicIn(r, rel, p, secret.RedactBytes(data), 0o644)
+}
+
+// appendFile appends one redacted line to the project file at p.
+func (s *Store) appendFile(p string, line []byte) error {
+	rel, err := s.rel(p)
+	if err != nil {
+		return err
+	}
+	r, err := s.openRoot(true)
+	if err != nil {
+		return fmt.Errorf("append %s: %w", p, err)
+	}
+	defer r.Close()
+	return appendIn(r, rel, p, secret.RedactBytes(line))
+}
+
+// lstat is os.Lstat within the project.
+func (s *Store) lstat(p string) (fs.FileInfo, error) {
+	rel, err := s.rel(p)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.openRoot(false)
+	if err != nil {
+		return nil, fsErr("lstat", p, err)
+	}
+	defer r.Close()
+	fi, err := r.Lstat(rel)
+	return fi, fsErr("lstat", p, err)
+}
+
+// remove is os.Remove within the project; a symlink is removed itself.
+func (s *Store) remove(p string) error {
+	rel, err := s.rel(p)
+	if err != nil {
+		return err
+	}
+	r, err := s.openRoot(false)
+	if err != nil {
+		return fsErr("remove", p, err)
+	}
+	defer r.Close()
+	return fsErr("remove", p, r.Remove(rel))
+}
+
+// mkdirAll is os.MkdirAll within the project.
+func (s *Store) mkdirAll(p string) error {
+	rel, err := s.rel(p)
+	if err != nil {
+		return err
+	}
+	r, err := s.openRoot(true)
+	if err != nil {
+		return fsErr("mkdir", p, err)
+	}
+	defer r.Close()
+	return fsErr("mkdir", p, r.MkdirAll(rel, 0o755))
+}
+
+// readDir lists a project directory without following a symlink out.
+func (s *Store) readDir(p string) ([]fs.DirEntry, error) {
+	rel, err := s.rel(p)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.openRoot(false)
+	if err != nil {
+		return nil, fsErr("open", p, err)
+	}
+	defer r.Close()
+	d, err := r.Open(rel)
+	if err != nil {
+		return nil, fsErr("open", p, err)
+	}
+	defer d.Close()
+	fi, err := d.Stat()
+	if err != nil {
+		return nil, fsErr("stat", p, err)
+	}
+	if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "readdir", Path: p, Err: syscall.ENOTDIR}
+	}
+	ents, err := d.ReadDir(-1)
+	return ents, fsErr("readdir", p, err)
+}
+
+// movable reports whether a refused path can be set aside: the refusal is
+// about the file itself (its size, its type, or a symlink at its own name),
+// not about a directory on the way to it.
+func (s *Store) movable(p string, refusal error) bool {
+	var tl *TooLargeError
+	var nr *NotRegularError
+	var out *OutsideError
+	switch {
+	case errors.As(refusal, &tl), errors.As(refusal, &nr):
+		return true
+	case errors.As(refusal, &out):
+		fi, err := s.lstat(p)
+		return err == nil && fi.Mode().Type() == fs.ModeSymlink
+	}
+	return false
+}
+
+// Resolve returns the path of a project file named in the configuration
+// (relative to the root, or absolute inside it), refusing with an
+// *OutsideError a path outside the project as written or reached through
+// a symlink that leads out. Use it for a path handed to another process
+// ($OODA_STATE_FILE, the HALT file watched while a skill runs). A missing
+// file is not an error.
+func (s *Store) Resolve(rel string) (string, error) {
+	p := s.Path(rel)
+	r, err := s.rel(p)
+	if err != nil {
+		return "", err
+	}
+	root, err := s.openRoot(false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+		return "", fsErr("open", p, err)
+	}
+	defer root.Close()
+	if _, err := root.Stat(r); err != nil && isEscape(err) {
+		return "", fsErr("stat", p, err)
+	}
+	return p, nil
+}
+
+// RemoveTempFiles deletes the temporary files (".<name>.tmp-<digits>")
+// that an atomic write leaves when its process is killed between creating
+// and renaming them, in agent/state/, each directory directly under it,
+// and agent/state/evolve/runs and proposed-skills. Only names of exactly
+// that shape are touched (not the lock's, which its holder's heartbeat
+// rewrites), only regular files and symlinks (a symlink is
+// removed itself, never followed), and no directory outside the project is
+// entered. Call it while holding the cycle lock, so no write of this
+// project is in flight. It returns the removed paths, relative to the root.
+func (s *Store) RemoveTempFiles() ([]string, error) {
+	stateDir := filepath.Join(s.rootDir(), "agent", "state")
+	dirs := []string{stateDir}
+	ents, err := s.readDir(stateDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	for _, e := range ents {
+		// A symlinked directory is not entered: its files are someone
+		// else's, and a link out of the project is refused anyway.
+		if e.IsDir() {
+			dirs = append(dirs, filepath.Join(stateDir, e.Name()))
+		}
+	}
+	dirs = append(dirs, filepath.Join(s.EvolveDir, "runs"), filepath.Join(s.EvolveDir, "proposed-skills"))
+	var removed []string
+	var errs []error
+	for _, dir := range dirs {
+		ents, err := s.readDir(dir)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		for _, e := range ents {
+			if !tempPattern.MatchString(e.Name()) {
+				continue
+			}
+			// The lock's own renewal may be writing one right now, from
+			// the heartbeat of the cycle that holds it.
+			if strings.HasPrefix(e.Name(), "."+LockFile+".tmp-") {
+				continue
+			}
+			if t := e.Type(); t != 0 && t != fs.ModeSymlink {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			if err := s.remove(p); err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+				}
+				continue
+			}
+			removed = append(removed, s.display(p))
+		}
+	}
+	return removed, errors.Join(errs...)
+}

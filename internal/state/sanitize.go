@@ -1,0 +1,286 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// MaxCostUSD bounds one cost as read from cost_ledger.json. A real cycle
+// costs dollars; a larger value is a broken or hostile file, and clamping
+// keeps every sum finite (1e308 + 1e308 is +Inf, which no JSON encoder
+// accepts, and a ledger that cannot be written loses the cycle).
+const MaxCostUSD = 1e9
+
+// MaxStateNumber bounds every other number Load reads from an evolve file
+// (scores, deltas, progress, multipliers, confidences): far beyond any
+// real value, small enough that sums and products of a few stay finite.
+const MaxStateNumber = 1e15
+
+// maxDuplicateWarnings bounds the duplicated-key warnings of one file.
+const maxDuplicateWarnings = 5
+
+// sanitize applies the safe reading of values that would stall or skip
+// the rails, recording a warning for each. The files themselves are not
+// touched here; the corrected values are written by the cycle's saves.
+func (s *Store) sanitize(snap *Snapshot) {
+	warn := func(name, ptr, format string, args ...any) {
+		snap.Warnings = append(snap.Warnings, fmt.Sprintf("%s: %s: %s", s.display(s.EvolvePath(name)), ptr, fmt.Sprintf(format, args...)))
+	}
+	clampTree := func(name string, v any) {
+		clampFloats(reflect.ValueOf(v).Elem(), "", func(ptr string, was, now float64) {
+			warn(name, ptr, "%s is out of range (beyond ±%g); using %g", num(was), MaxStateNumber, now)
+		})
+	}
+
+	// Numbers out of range, everywhere but the ledger's costs.
+	clampTree(StateFile, &snap.State)
+	clampTree(GoalsFile, &snap.Goals)
+	clampTree(MemosFile, &snap.Memos)
+	clampTree(ActionQueueFile, &snap.ActionQueue)
+	clampTree(MetricsFile, &snap.Metrics)
+	clampTree(OutcomesFile, &snap.Outcomes)
+	clampTree(CheckpointsFile, &snap.Checkpoints)
+	clampTree(EpisodesFile, &snap.Episodes)
+	clampTree(PrinciplesFile, &snap.Principles)
+	clampTree(ReflectionsFile, &snap.Reflections)
+	clampTree(CascadesFile, &snap.Cascades)
+	for d, v := range snap.Confidence.Scores {
+		if c, ok := clampNumber(v, MaxStateNumber); ok {
+			ptr := "/" + escapePointer(d)
+			if snap.Confidence.Nested() {
+				ptr = "/domains/" + escapePointer(d) + "/score"
+			}
+			warn(ConfidenceFile, ptr, "%s is out of range (beyond ±%g); using %g", num(v), MaxStateNumber, c)
+			snap.Confidence.Scores[d] = c
+		}
+	}
+
+	// The cost ledger: each cost within [0, MaxCostUSD], and a total that
+	// is never below what its entries add up to, so no value in the file
+	// can let cycles run past the daily cap.
+	if l := snap.CostLedger; l != nil {
+		sum := 0.0
+		for i := range l.Entries {
+			e := &l.Entries[i]
+			ptr := "/entries/" + strconv.Itoa(i) + "/estimated_usd"
+			switch v := e.EstimatedUSD; {
+			case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
+				warn(CostLedgerFile, ptr, "%s is not a cost (negative or not finite); counted as 0", num(v))
+				e.EstimatedUSD = 0
+			case v > MaxCostUSD:
+				warn(CostLedgerFile, ptr, "%s is out of range (above %g); counted as %g", num(v), MaxCostUSD, MaxCostUSD)
+				e.EstimatedUSD = MaxCostUSD
+			}
+			sum += e.EstimatedUSD
+		}
+		sum = math.Round(sum*1e6) / 1e6
+		switch t := l.TotalEstimatedUSD; {
+		case math.IsNaN(t) || math.IsInf(t, 0) || t < 0:
+			warn(CostLedgerFile, "/total_estimated_usd", "%s is not a total (negative or not finite); using %g, the sum of its entries", num(t), sum)
+			l.TotalEstimatedUSD = sum
+		case t < sum-0.005:
+			// Rounding keeps the two within a fraction of a cent; a total
+			// below its entries would hide spend from the cap.
+			warn(CostLedgerFile, "/total_estimated_usd", "%s is less than the sum of its entries; using %g", num(t), sum)
+			l.TotalEstimatedUSD = sum
+		case t > MaxCostUSD*float64(max(1, len(l.Entries))):
+			warn(CostLedgerFile, "/total_estimated_usd", "%s is out of range; using %g", num(t), max(sum, MaxCostUSD))
+			l.TotalEstimatedUSD = max(sum, MaxCostUSD)
+		}
+	}
+
+	// A negative cycle counter would number the next cycle -4 and collide
+	// with recorded cycles: resume after the highest cycle any file
+	// recorded.
+	if c := snap.State.CycleCount; c < 0 {
+		high := highestCycle(snap)
+		warn(StateFile, "/cycle_count", "%d is negative; using %d, the highest cycle recorded in the decision log, outcomes, cost ledger, checkpoints and reflections", c, high)
+		snap.State.CycleCount = high
+	}
+}
+
+// highestCycle is the highest cycle id recorded in the snapshot, or 0.
+func highestCycle(snap *Snapshot) int {
+	high := 0
+	for _, e := range snap.State.DecisionLog {
+		high = max(high, e.Cycle)
+	}
+	for _, o := range snap.Outcomes.Entries {
+		high = max(high, o.CycleID)
+	}
+	if snap.CostLedger != nil {
+		for _, e := range snap.CostLedger.Entries {
+			high = max(high, e.CycleID)
+		}
+	}
+	for _, c := range snap.Checkpoints.Checkpoints {
+		high = max(high, c.Cycle)
+	}
+	for _, r := range snap.Reflections.Reflections {
+		high = max(high, r.Cycle)
+	}
+	return high
+}
+
+// clampNumber returns v limited to ±limit (NaN as 0) and whether it changed.
+func clampNumber(v, limit float64) (float64, bool) {
+	switch {
+	case math.IsNaN(v):
+		return 0, true
+	case v > limit:
+		return limit, true
+	case v < -limit:
+		return -limit, true
+	}
+	return v, false
+}
+
+var (
+	extraType = reflect.TypeOf(Extra(nil))
+	rawType   = reflect.TypeOf(json.RawMessage(nil))
+)
+
+// clampFloats limits every float64 reachable from v (structs by their JSON
+// names, slices, pointers, maps of numbers or slices) to ±MaxStateNumber,
+// reporting each change with its JSON pointer. Unknown keys (Extra) and
+// raw JSON are kept as written: ooda does not compute with them.
+func clampFloats(v reflect.Value, ptr string, report func(ptr string, was, now float64)) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			clampFloats(v.Elem(), ptr, report)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() || f.Type == extraType || f.Type == rawType {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			clampFloats(v.Field(i), ptr+"/"+escapePointer(name), report)
+		}
+	case reflect.Slice:
+		if v.Type() == rawType || v.Type() == extraType {
+			return
+		}
+		for i := 0; i < v.Len(); i++ {
+			clampFloats(v.Index(i), ptr+"/"+strconv.Itoa(i), report)
+		}
+	case reflect.Map:
+		if v.Type() == extraType {
+			return
+		}
+		switch v.Type().Elem().Kind() {
+		case reflect.Float64:
+			iter := v.MapRange()
+			type change struct {
+				k   reflect.Value
+				was float64
+				now float64
+			}
+			var changes []change
+			for iter.Next() {
+				f := iter.Value().Float()
+				if c, ok := clampNumber(f, MaxStateNumber); ok {
+					changes = append(changes, change{iter.Key(), f, c})
+				}
+			}
+			for _, c := range changes {
+				v.SetMapIndex(c.k, reflect.ValueOf(c.now).Convert(v.Type().Elem()))
+				report(ptr+"/"+escapePointer(fmt.Sprint(c.k.Interface())), c.was, c.now)
+			}
+		case reflect.Slice, reflect.Pointer:
+			// The elements of a slice or the target of a pointer held in
+			// a map are addressable through the copy.
+			iter := v.MapRange()
+			for iter.Next() {
+				clampFloats(iter.Value(), ptr+"/"+escapePointer(fmt.Sprint(iter.Key().Interface())), report)
+			}
+		}
+	case reflect.Float64:
+		if c, ok := clampNumber(v.Float(), MaxStateNumber); ok && v.CanSet() {
+			was := v.Float()
+			v.SetFloat(c)
+			report(ptr, was, c)
+		}
+	}
+}
+
+// escapePointer escapes one JSON pointer token (RFC 6901).
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// num renders a number as it would appear in a file.
+func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// duplicateKeyWarnings reports the keys that appear more than once in one
+// object of a state file. encoding/json keeps the last value silently; the
+// value kept is the same, but the file's author learns that an edit or a
+// merge left two values behind.
+func duplicateKeyWarnings(display string, b []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out []string
+	more := 0
+	var walk func(ptr string) error
+	walk = func(ptr string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				k, _ := kt.(string)
+				kp := ptr + "/" + escapePointer(k)
+				if seen[k] {
+					if len(out) < maxDuplicateWarnings {
+						out = append(out, fmt.Sprintf("%s: %s: the key appears more than once in one object; the last value is used", display, kp))
+					} else {
+						more++
+					}
+				}
+				seen[k] = true
+				if err := walk(kp); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if err := walk(ptr + "/" + strconv.Itoa(i)); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		}
+		return nil
+	}
+	if walk("") != nil {
+		return nil
+	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("%s: %d more duplicated keys", display, more))
+	}
+	return out
+}
