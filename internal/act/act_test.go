@@ -102,3 +102,31 @@ func TestReport(t *testing.T) {
 		t.Error("no report: output is whether the state changed")
 	}
 }
+
+// Numbers near the float limit are finite in JSON but overflow once the
+// engine sums or multiplies them (1e303 dollars twice is +Inf, which no
+// state file can hold): each is refused, naming its JSON path.
+func TestParseReportRejectsOutOfRangeNumbers(t *testing.T) {
+	cases := []struct{ report, want string }{
+		{`{"cost_usd": 1e303}`, "cost_usd 1e+303 is out of range (0 to 1e+06)"},
+		{`{"cost_usd": 1000000.5}`, "cost_usd 1.0000005e+06 is out of range"},
+		{`{"cost_usd": -0.5}`, "cost_usd must not be negative"},
+		{`{"pr_number": 0}`, "pr_number 0 is not a pull-request number"},
+		{`{"pr_number": -3, "pr_created": true}`, "pr_number -3 is not a pull-request number"},
+		{`{"actions": [{"title": "ok", "reach": 1}, {"title": "big", "reach": 1e308}]}`, "actions[1].reach 1e+308 is out of range (0 to 1e+06)"},
+		{`{"actions": [{"title": "x", "impact": -1}]}`, "actions[0].impact -1 is out of range"},
+		{`{"actions": [{"title": "x", "confidence": 2e6}]}`, "actions[0].confidence 2e+06 is out of range"},
+		{`{"actions": [{"title": "x", "effort": 1e300}]}`, "actions[0].effort 1e+300 is out of range"},
+		{`{"actions": [{"title": "x", "extensions": {"ux": 1, "sec": -1e9}}]}`, "actions[0].extensions.sec -1e+09 is out of range (-1e+06 to 1e+06)"},
+	}
+	for _, c := range cases {
+		r, err := ParseReport([]byte(c.report))
+		if err == nil || r != nil || !strings.HasPrefix(err.Error(), "skill report: ") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseReport(%s) = %v, %v; want an error containing %q", c.report, r, err, c.want)
+		}
+	}
+	ok := `{"cost_usd": 1000000, "pr_number": 1, "actions": [{"title": "x", "reach": 1e6, "impact": 0, "confidence": 0.5, "effort": 1e6, "extensions": {"a": -1e6, "b": 1e6}}]}`
+	if r, err := ParseReport([]byte(ok)); err != nil || r == nil {
+		t.Errorf("values at the bounds are accepted: %v", err)
+	}
+}

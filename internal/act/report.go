@@ -4,6 +4,26 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Bounds on a report's numbers. JSON cannot carry an infinity, but finite
+// values near the float limit overflow to one once summed or multiplied
+// (1e303 dollars twice in a day, a RICE product of 1e308): every number a
+// report gives is checked against a bound far above any real value, so the
+// sums the engine keeps (the cost ledger, metrics, RICE scores) stay finite.
+const (
+	// MaxCostUSD is the most one report may claim a run cost.
+	MaxCostUSD = 1e6
+	// MaxRiceValue bounds each of an action's reach, impact, confidence
+	// and effort, which must also not be negative.
+	MaxRiceValue = 1e6
+	// MaxExtensionValue bounds the magnitude of an action's extension
+	// scores (which may be negative: an extension can lower a priority).
+	MaxExtensionValue = 1e6
 )
 
 // ReportAction is one action a skill proposes (input to 5-C2).
@@ -43,11 +63,50 @@ func ParseReport(b []byte) (*Report, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("skill report: %w", err)
 	}
-	if r.CostUSD != nil && *r.CostUSD < 0 {
-		return nil, fmt.Errorf("skill report: cost_usd must not be negative")
+	if err := r.check(); err != nil {
+		return nil, fmt.Errorf("skill report: %w", err)
 	}
 	return &r, nil
 }
+
+// check rejects the numbers no run can mean; the error names the field by
+// its JSON path.
+func (r *Report) check() error {
+	if r.CostUSD != nil {
+		if v := *r.CostUSD; v < 0 {
+			return fmt.Errorf("cost_usd must not be negative (got %s)", num(v))
+		} else if !inRange(v, 0, MaxCostUSD) {
+			return fmt.Errorf("cost_usd %s is out of range (0 to %s)", num(v), num(MaxCostUSD))
+		}
+	}
+	if r.PRNumber != nil && *r.PRNumber < 1 {
+		return fmt.Errorf("pr_number %d is not a pull-request number (must be 1 or more)", *r.PRNumber)
+	}
+	for i, a := range r.Actions {
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"reach", a.Reach}, {"impact", a.Impact}, {"confidence", a.Confidence}, {"effort", a.Effort}} {
+			if !inRange(f.v, 0, MaxRiceValue) {
+				return fmt.Errorf("actions[%d].%s %s is out of range (0 to %s)", i, f.name, num(f.v), num(MaxRiceValue))
+			}
+		}
+		// Sorted, so the same report always names the same field.
+		for _, k := range slices.Sorted(maps.Keys(a.Extensions)) {
+			if v := a.Extensions[k]; !inRange(v, -MaxExtensionValue, MaxExtensionValue) {
+				return fmt.Errorf("actions[%d].extensions.%s %s is out of range (%s to %s)", i, k, num(v), num(-MaxExtensionValue), num(MaxExtensionValue))
+			}
+		}
+	}
+	return nil
+}
+
+// inRange is lo ≤ v ≤ hi for a finite v.
+func inRange(v, lo, hi float64) bool {
+	return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= lo && v <= hi
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // CreatedPR reports whether the report says a PR was created.
 func (r *Report) CreatedPR() bool {

@@ -112,14 +112,21 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	env["OODA_FOCUS_ITEM"] = focus
 	resp := exec.Execute(ctx, act.Request{
 		Skill: skill, Domain: domain, Cycle: c.res.Cycle, ProjectDir: c.store.Root, Now: c.now,
-		Env: env, Timeout: cfg.Safety.LockTimeout(),
-		HaltFile: c.store.Path(cfg.Safety.HaltFile), Output: tail,
+		Env: env, Timeout: c.lockTimeout(),
+		HaltFile: c.haltPath(), Output: tail,
 		OnStart: func(pgid int) {
 			if err := c.lock.SetSkillGroup(pgid); err != nil {
 				c.printf("[WARN] could not record the skill's process group in the lock: %v", err)
 			}
 		},
 	})
+	for _, w := range resp.Warnings {
+		c.printf("[WARN] %s: %s", skill, w)
+	}
+	if len(resp.Survivors) > 0 {
+		c.printf("[WARN] %s: processes it started still run after it was stopped and killed (pids %v); stop them by hand (docs/halt.md).", skill, resp.Survivors)
+		c.addGap("skill_survivors_"+config.SkillKey(skill), "process_containment", fmt.Sprintf("pids %v outlived the stop", resp.Survivors))
+	}
 	logData := tail.Bytes()
 	if tail.Truncated() {
 		logData = append([]byte("[output truncated to the last 1 MiB]\n"), logData...)
@@ -139,13 +146,15 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	if rerr == nil {
 		r.report, rerr = act.ParseReport(raw)
 	}
-	if rerr != nil {
+	if rerr != nil && !c.refused("report_"+gapKey(config.SkillKey(skill)), rerr) {
 		c.printf("[WARN] %s: ignoring its report: %v", skill, rerr)
 		c.addGap("report_invalid_"+config.SkillKey(skill), "report_error", rerr.Error())
 	}
 	var after state.DomainState
 	if stateFile != "" {
-		after, _ = c.store.ReadDomainState(stateFile)
+		var aerr error
+		after, aerr = c.store.ReadDomainState(stateFile)
+		c.refused(inputKey(stateFile), aerr)
 	}
 	changed := after.Found && (!before.Found || string(before.Bytes) != string(after.Bytes))
 	newAlerts := !reflect.DeepEqual(urgentSet(before.Alerts), urgentSet(after.Alerts)) && len(urgentSet(after.Alerts)) > 0
@@ -170,6 +179,7 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	for _, f := range files {
 		ds, err := c.store.ReadDomainState(f)
 		if err != nil || !ds.Found {
+			c.refused(inputKey(f), err)
 			continue
 		}
 		for k, v := range ds.Raw {
@@ -497,10 +507,18 @@ func urgentSet(as []state.Alert) map[string]bool {
 // cycle still completes Step 6 so the failure is recorded.
 func (c *cycle) skillFailed(skill, msg string) {
 	c.addGap("execution_error_"+config.SkillKey(skill), "execution_failure", msg)
+	c.countFailure("skill executions failed")
+}
+
+// countFailure is the silent-failure breaker: one more consecutive failure,
+// and the HALT once max_silent_failures is reached. what completes "<n>
+// consecutive ..." in the HALT's reason.
+func (c *cycle) countFailure(what string) {
+	c.failureCounted = true
 	st := &c.snap.State
 	st.ConsecutiveSilentFailures++
 	if max := c.cfg.Safety.MaxSilentFailures; max > 0 && st.ConsecutiveSilentFailures >= max && !c.res.HaltCreated {
-		reason := fmt.Sprintf("%d consecutive skill executions failed. Unattended operation paused for human review. Delete this file to resume.", st.ConsecutiveSilentFailures)
+		reason := fmt.Sprintf("%d consecutive %s. Unattended operation paused for human review. Delete this file to resume.", st.ConsecutiveSilentFailures, what)
 		if err := c.store.WriteHalt(c.cfg.Safety.HaltFile, reason, c.now); err != nil {
 			c.printf("[WARN] could not create the HALT file: %v", err)
 			return

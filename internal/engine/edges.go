@@ -24,7 +24,7 @@ func (c *cycle) judgeFor() *judge.Judge {
 		c.printf("[WARN] judge: %v", err)
 	}
 	if j != nil {
-		j.HaltFile = c.store.Path(c.cfg.Safety.HaltFile)
+		j.HaltFile = c.haltPath()
 	}
 	c.judge = j
 	return j

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/proc"
 	"github.com/ooda-loop/ooda/internal/reflect"
+	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -160,6 +162,11 @@ type cycle struct {
 	// prsCreated counts the PRs opened this cycle (4-C), which the chain
 	// gate checks against max_prs_per_cycle.
 	prsCreated int
+	// failuresAtStart is consecutive_silent_failures as loaded, before a
+	// successful skill reset it; failureCounted says this cycle already
+	// counted a failure.
+	failuresAtStart int
+	failureCounted  bool
 }
 
 type gap struct{ name, typ, detail string }
@@ -206,7 +213,24 @@ func RunCycle(ctx context.Context, opts Options) (res Result, err error) {
 	return c.run(ctx)
 }
 
-func (c *cycle) printf(format string, a ...any) { fmt.Fprintf(c.out, format+"\n", a...) }
+// printf prints one progress line. Its arguments are text from outside
+// (skill names, summaries, branch names, HALT reasons), so each is printed
+// with known secrets masked and control characters escaped: a newline in
+// a branch name cannot forge a "[Record]" line.
+func (c *cycle) printf(format string, a ...any) {
+	fmt.Fprintf(c.out, format+"\n", safetext.Args(a...)...)
+}
+
+// haltPath is the HALT file watched while a process runs. A configured
+// path that resolves outside the project (config validation refuses it;
+// a symlink may have appeared since) is watched where it was configured:
+// anything at it still stops the process, and nothing is written there.
+func (c *cycle) haltPath() string {
+	if p, err := c.store.Resolve(c.cfg.Safety.HaltFile); err == nil {
+		return p
+	}
+	return c.store.Path(c.cfg.Safety.HaltFile)
+}
 
 func (c *cycle) note(s string) { c.res.Notes = append(c.res.Notes, s) }
 
@@ -229,13 +253,19 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		if path == "" {
 			path = filepath.Join(abs, "config.json")
 		}
-		cfg, err = config.Load(path)
+		cfg, err = config.LoadProject(path, abs)
 		if err != nil {
 			c.res.Status = StatusError
 			return *c.res, err
 		}
 	}
 	c.cfg = cfg
+	// Notification variables are credentials from the start: no skill
+	// sees them, and their values are masked in everything written.
+	notify.RegisterSecrets(cfg.Notifications)
+	// Every read is capped (safety.max_read_mib): a report or state file
+	// that is huge, or a device that never ends, is refused, not read.
+	c.store.MaxRead = cfg.Safety.MaxReadBytes()
 
 	// 0-A: HALT check.
 	if halted, reason := c.store.HaltExists(cfg.Safety.HaltFile); halted {
@@ -247,7 +277,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 
 	// 0-B: lock (a dry run takes none).
 	if !opts.DryRun {
-		lock, stale, err := state.AcquireLock(c.store.LockPath(), c.now, cfg.Safety.LockTimeout())
+		lock, stale, err := c.store.AcquireLock(c.now, c.lockTimeout())
 		var locked *state.ErrLocked
 		switch {
 		case errors.As(err, &locked):
@@ -259,7 +289,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 			return *c.res, err
 		}
 		c.lock = lock
-		c.stopBeat = c.heartbeat(lock, cfg.Safety.LockTimeout())
+		c.stopBeat = c.heartbeat(lock, c.lockTimeout())
 		if stale != nil {
 			c.printf("[WARN] Stale lock detected (pid %d, age %dm, %s). Removing and recovering.", stale.Holder.PID, int(stale.Age.Minutes()), stale.Why)
 			c.note("stale lock removed (" + stale.Why + ")")
@@ -267,6 +297,18 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 				c.printf("[WARN] The crashed cycle's skill (process group %d) is still running; stopping it.", stale.OrphanPGID)
 				proc.StopGroup(stale.OrphanPGID, proc.DefaultKillGrace)
 			}
+		}
+	}
+
+	// Temporary files of an atomic write that a killed process left
+	// behind; safe to remove while this cycle holds the lock.
+	if !opts.DryRun {
+		removed, terr := c.store.RemoveTempFiles()
+		if len(removed) > 0 {
+			c.printf("[WARN] Removed %d temporary file(s) a killed process left behind: %s", len(removed), strings.Join(removed, ", "))
+		}
+		if terr != nil {
+			c.printf("[WARN] temporary files not all removed: %v", terr)
 		}
 	}
 
@@ -280,6 +322,11 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		return *c.res, lerr
 	}
 	c.snap = snap
+	// Values Load did not take as written (a negative count or cost, a
+	// number out of range, a duplicated key), each with the value used.
+	for _, w := range snap.Warnings {
+		c.printf("[WARN] %s", w)
+	}
 	c.inProgressAtStart = map[string]bool{}
 	for _, a := range snap.ActionQueue.InProgress {
 		c.inProgressAtStart[a.ID] = true
@@ -300,14 +347,30 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 			c.res.Status = StatusError
 			return *c.res, fmt.Errorf("reset corrupt %s: %w", cf.Path, err)
 		}
-		c.printf("[WARN] %s is corrupt (%v). Copied to %s; continuing from an empty %s.", cf.File, cf.Err, filepath.Base(dst), cf.File)
-		c.addGap("state_corrupt_"+strings.TrimSuffix(cf.File, ".json"), "state_corruption", fmt.Sprintf("%s was corrupt and reset; bytes kept in %s", cf.File, filepath.Base(dst)))
+		name, typ := "state_corrupt_"+strings.TrimSuffix(cf.File, ".json"), "state_corruption"
+		if kind := refusal(cf.Err); kind != "" {
+			// A refused file (a symlink out, a pipe, too large) is moved
+			// aside unread, never copied.
+			name, typ = "input_"+kind+"_"+inputKey(cf.File), gapInputRefused
+			c.printf("[WARN] %s is refused (%v). Moved to %s; continuing from an empty %s.", cf.File, cf.Err, filepath.Base(dst), cf.File)
+		} else {
+			c.printf("[WARN] %s is corrupt (%v). Copied to %s; continuing from an empty %s.", cf.File, cf.Err, filepath.Base(dst), cf.File)
+		}
+		c.addGap(name, typ, fmt.Sprintf("%s was corrupt and reset; bytes kept in %s", cf.File, filepath.Base(dst)))
 	}
 	st := &snap.State
+	c.failuresAtStart = st.ConsecutiveSilentFailures
+
+	// A cycle number is never negative, whatever cycle_count says: the next
+	// cycle is at least #1.
+	next := nextCycle(st.CycleCount)
+	if st.CycleCount < 0 {
+		c.printf("[WARN] state.json: cycle_count is %d, which no cycle can have; numbering this cycle #%d.", st.CycleCount, next)
+	}
 
 	// 0-C: crash recovery.
 	if st.CycleInProgress {
-		crashed := st.CycleCount + 1
+		crashed := next
 		c.printf("[WARN] Cycle #%d did not complete (crash/kill detected).", crashed)
 		mem := state.Memo{Timestamp: state.FormatTime(c.now), Cycle: crashed, Type: "crash_recovery",
 			Message: fmt.Sprintf("Cycle #%d did not complete (crash/kill detected).", crashed)}
@@ -341,14 +404,30 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 			}
 		}
 	}
-	c.res.Cycle = st.CycleCount + 1
+	c.res.Cycle = next
 
 	// 0-D: minimum cycle interval.
 	if st.LastCycle != nil {
 		if last, ok := state.ParseTime(*st.LastCycle); ok {
-			elapsed := c.now.Sub(last).Minutes()
-			if min := cfg.Safety.MinCycleIntervalMin; elapsed < min {
-				remaining := int(min - elapsed + 0.999)
+			interval := durationOf(cfg.Safety.MinCycleIntervalMin, time.Minute)
+			var wait time.Duration
+			if ahead := last.Sub(c.now); ahead <= 0 {
+				wait = interval + ahead // both bounded: no overflow
+			} else {
+				// A last_cycle in the future is clock skew (or an edit):
+				// trusted, it would skip every cycle until the clock caught
+				// up. More than the interval ahead, it is ignored; within
+				// it, the wait never exceeds the interval.
+				if ahead > interval {
+					c.printf("[WARN] state.json: last_cycle %s is %s in the future, more than min_cycle_interval_minutes ahead (clock skew?); running without waiting.", *st.LastCycle, ahead.Round(time.Second))
+					c.note("clock skew: last_cycle in the future ignored")
+				} else {
+					c.printf("[WARN] state.json: last_cycle %s is %s in the future (clock skew?); waiting at most min_cycle_interval_minutes.", *st.LastCycle, ahead.Round(time.Second))
+					wait = interval
+				}
+			}
+			if wait > 0 {
+				remaining := int(wait.Minutes() + 0.999)
 				switch {
 				case opts.DryRun:
 					c.note(fmt.Sprintf("too_soon ignored for dry run (%d min until next cycle)", remaining))
@@ -364,7 +443,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	}
 	// 0-E: first cycle observe-only.
 	observeOnly := false
-	if st.CycleCount == 0 && cfg.Safety.FirstCycleObserveOnly {
+	if next == 1 && cfg.Safety.FirstCycleObserveOnly {
 		if opts.DryRun {
 			c.note("first_cycle ignored for dry run (a real first cycle is observe-only)")
 		} else {
@@ -386,6 +465,12 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	obs := observe.Observe(observe.Input{Now: c.now, Config: cfg, Store: c.store, Snap: snap, PhaseOf: c.phaseOf})
 	for _, w := range obs.Warnings {
 		c.printf("%s", w)
+	}
+	for _, d := range obs.Domains {
+		if refusal(d.StateErr) != "" {
+			// Observe has warned; the gap makes it count.
+			c.addGap("input_"+refusal(d.StateErr)+"_"+inputKey(d.Config.StateFile), gapInputRefused, d.StateErr.Error())
+		}
 	}
 	if obs.SeasonMode != "" {
 		c.printf("[Observe] Season mode: %s (%d weight overrides, %d disabled domains)", obs.SeasonMode, len(obs.Season.WeightOverrides), len(obs.Season.DisabledDomains))
@@ -424,6 +509,10 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		c.printf("[Observe] Scanned %d domains. %d open PRs, %d merged, %d closed recently (%s).", len(obs.Domains), len(c.fview.status.Open), len(c.fview.status.Merged), len(c.fview.status.Closed), c.forge.Name())
 	}
 
+	if ctx.Err() != nil {
+		return c.interrupted("Orient")
+	}
+
 	// Step 2: Orient.
 	names := make([]string, 0, len(obs.Domains))
 	for _, d := range obs.Domains {
@@ -450,6 +539,10 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		}
 	}
 	c.orientMore(ctx, obs, &ori)
+
+	if ctx.Err() != nil {
+		return c.interrupted("Decide")
+	}
 
 	// Step 3: Decide.
 	din := c.decideInput(obs, ori)
@@ -521,6 +614,9 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		c.res.Status, c.res.Reason = StatusSkipped, ReasonNotAllowlisted
 		return c.finish(f, dec)
 	}
+	if ctx.Err() != nil {
+		return c.interrupted(w.Skill)
+	}
 	if halted, reason := c.store.HaltExists(cfg.Safety.HaltFile); halted {
 		c.printf("[HALT] HALT file appeared before execution. Reason: %s", reason)
 		c.res.Status, c.res.Reason = StatusHalted, ReasonHalt
@@ -528,6 +624,110 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	}
 	c.execute(ctx, &f, obs, w, dec.Gated || dec.Guidance == decide.GuidanceCriticalAlert)
 	return c.finish(f, dec)
+}
+
+// gapInputRefused is the type of the gaps of inputs the state package
+// refused to read.
+const gapInputRefused = "input_refused"
+
+// refusal names why the state package refused to read a file — too_large,
+// not_regular, outside_project — or is "" for any other error.
+func refusal(err error) string {
+	var tl *state.TooLargeError
+	var nr *state.NotRegularError
+	var out *state.OutsideError
+	switch {
+	case errors.As(err, &tl):
+		return "too_large"
+	case errors.As(err, &nr):
+		return "not_regular"
+	case errors.As(err, &out):
+		return "outside_project"
+	}
+	return ""
+}
+
+// inputKey names an input file in a gap: its base name without the
+// extension, in the characters gap names use.
+func inputKey(file string) string {
+	return gapKey(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
+}
+
+// gapKey spells s in the characters gap names use.
+func gapKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '_'
+	}, s)
+}
+
+// refused handles a read the state package refused (too large, not a
+// regular file, outside the project): a warning and an input_<why>_<key>
+// gap, once per cycle and input, and the cycle goes on without the input.
+// It reports whether err was such a refusal.
+func (c *cycle) refused(key string, err error) bool {
+	kind := refusal(err)
+	if kind == "" {
+		return false
+	}
+	name := "input_" + kind + "_" + key
+	for _, g := range c.gaps {
+		if g.name == name {
+			return true
+		}
+	}
+	c.printf("[WARN] %v; continuing without it.", err)
+	c.addGap(name, gapInputRefused, err.Error())
+	return true
+}
+
+// nextCycle is the number of the cycle after count: count + 1, from 0 for
+// a negative count, and never wrapping past the largest int.
+func nextCycle(count int) int {
+	if count < 0 {
+		count = 0
+	}
+	if count == math.MaxInt {
+		return count
+	}
+	return count + 1
+}
+
+// maxDuration is the longest time.Duration (about 292 years).
+const maxDuration = time.Duration(math.MaxInt64)
+
+// durationOf converts a configured amount of unit (minutes, hours) to a
+// Duration, clamped to [0, maxDuration]: a float conversion past the int64
+// range is undefined and came out negative (1e308 minutes printed as a
+// negative wait). NaN and negative amounts are 0.
+func durationOf(v float64, unit time.Duration) time.Duration {
+	d := v * float64(unit)
+	switch {
+	case math.IsNaN(d) || d <= 0:
+		return 0
+	case d >= float64(maxDuration):
+		return maxDuration
+	}
+	return time.Duration(d)
+}
+
+// lockTimeout is safety.lock_timeout_minutes as a duration, clamped (see
+// durationOf): it bounds the lock's age and every skill's run.
+func (c *cycle) lockTimeout() time.Duration {
+	return durationOf(c.cfg.Safety.LockTimeoutMinutes, time.Minute)
+}
+
+// interrupted ends a cycle that a signal (its context) stopped before any
+// skill ran: nothing is recorded, as for too_soon, and the lock is released.
+func (c *cycle) interrupted(before string) (Result, error) {
+	c.printf("[SKIP] Interrupted before %s; nothing ran.", before)
+	c.res.Status, c.res.Reason = StatusSkipped, ReasonInterrupted
+	return c.abandon()
 }
 
 // abandon ends a cycle before Step 6: the state file must not claim a
@@ -687,7 +887,13 @@ func (c *cycle) envFor(obs *observe.Observation, domain, skill string, conf floa
 		"OODA_LENS":             "",
 	}
 	if dc, ok := c.cfg.Domains.Get(domain); ok {
-		env["OODA_STATE_FILE"] = c.store.Path(dc.StateFile)
+		// A state file that leads out of the project (a symlink planted
+		// since the config was validated) is never handed to the skill.
+		if p, err := c.store.Resolve(dc.StateFile); err == nil {
+			env["OODA_STATE_FILE"] = p
+		} else {
+			c.printf("[WARN] %s: state file %s is refused (%v); OODA_STATE_FILE is empty.", domain, dc.StateFile, err)
+		}
 		// The skill gets the active lens (items at confidence ≥ 0.6), not
 		// the working file with its unconfirmed proposals.
 		if lens, found, err := c.store.ReadLens(domain); err == nil && found {

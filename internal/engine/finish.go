@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -102,14 +103,17 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	c.res.Result, c.res.ResultType, c.res.Quality, c.res.PRNumber = f.Result, resultType, &quality, f.PRNumber
 	c.res.WinnerChain = f.Chain
 
-	// 6-C5b: cost entry and the daily cap; 6-C8: the integrity gate.
+	// 6-C5b: cost entry and the daily cap; 6-C8: the integrity gate. The
+	// cap reads what the ledger shows spent (record.Spent), never only its
+	// total, which a hand edit can have made negative.
 	ledger := record.AddCost(c.obs.Ledger, f)
 	ledger = c.ledgerIntegrity(ledger, f.Cycle)
-	f.CostToday = ledger.TotalEstimatedUSD
+	spent := record.Spent(ledger)
+	f.CostToday = spent
 	limit := cfg.Cost.DailyLimitUSD
-	capHit := limit > 0 && ledger.TotalEstimatedUSD >= limit
-	if !capHit && limit > 0 && cfg.Cost.WarningThresholdPct > 0 && ledger.TotalEstimatedUSD >= limit*cfg.Cost.WarningThresholdPct/100 {
-		c.printf("[WARN] Cost: $%.2f of the $%.2f daily cap spent today (%.0f%%).", ledger.TotalEstimatedUSD, limit, 100*ledger.TotalEstimatedUSD/limit)
+	capHit := limit > 0 && spent >= limit
+	if !capHit && limit > 0 && cfg.Cost.WarningThresholdPct > 0 && spent >= limit*cfg.Cost.WarningThresholdPct/100 {
+		c.printf("[WARN] Cost: $%.2f of the $%.2f daily cap spent today (%.0f%%).", spent, limit, 100*spent/limit)
 	}
 
 	metrics := record.UpdateMetrics(snap.Metrics, f, resultType)
@@ -117,6 +121,10 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	// Resolved: actions whose PR was merged or rejected (2-B2), and blocked
 	// ones closed by hygiene (6-C6).
 	metrics.Counters.ActionsResolved += c.actionsResolved + len(c.outc.QueueMoves)
+	metrics, fixes := record.ReconcileMetrics(metrics, f.Cycle)
+	for _, m := range fixes {
+		c.printf("[WARN] metrics.json: %s.", m)
+	}
 	annotations := c.recordOutcomes(c.outc, &metrics)
 	prior := snap.Outcomes
 	if c.outc.Outcomes != nil {
@@ -125,6 +133,24 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	outcomes := record.AppendOutcome(prior, record.Outcome(f, resultType, quality), cfg.Memory.OutcomesBufferSize)
 	line := record.CycleLogLine(f, resultType, quality)
 	c.rememberWeek(&f, log, outcomes.Entries, conf, &memos)
+
+	// No float that overflowed (a score from an extreme weight, a total
+	// near the float limit) may make a file unencodable: each becomes 0,
+	// with a warning naming the file and the field.
+	c.finite(state.SkillGapsFile, &snap.SkillGaps)
+	c.finite(state.MemosFile, &memos)
+	c.finite(state.ConfidenceFile, &conf)
+	c.finite(state.CostLedgerFile, &ledger)
+	c.finite(state.MetricsFile, &metrics)
+	c.finite(state.OutcomesFile, &outcomes)
+	c.finite(state.ActionQueueFile, &c.snap.ActionQueue)
+	c.finite(state.GoalsFile, &c.snap.Goals)
+	c.finite(state.CascadesFile, &c.snap.Cascades)
+	c.finite(state.ReflectionsFile, &c.snap.Reflections)
+	c.finite(state.EpisodesFile, &c.snap.Episodes)
+	c.finite(state.PrinciplesFile, &c.snap.Principles)
+	c.finite(state.CycleLogFile, &annotations)
+	c.finite(state.CycleLogFile, &line)
 
 	writes := []struct {
 		name string
@@ -167,29 +193,46 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 			return c.store.SaveReflections(c.snap.Reflections)
 		}},
 		{"memory", c.saveMemory},
-		{state.CycleLogFile, func() error {
-			// Annotations of earlier cycles first, then this cycle's line.
-			for _, a := range annotations {
-				if err := c.store.AppendCycleLog(a); err != nil {
-					return err
-				}
-			}
-			return c.store.AppendCycleLog(line)
-		}},
 	}
+	// A write that fails does not stop the others: the skill has run, and
+	// every file that can still record it must. The cycle is then an error
+	// (recordFailed), so the breaker counts it and the loop cannot repeat
+	// an unrecorded cycle forever.
+	var failed []error
 	for _, w := range writes {
 		if err := w.fn(); err != nil {
-			c.res.Status = StatusError
-			return *c.res, fmt.Errorf("step 6: %s: %w", w.name, err)
+			failed = append(failed, fmt.Errorf("%s: %w", w.name, err))
+		}
+	}
+	if len(failed) > 0 {
+		resultType, quality = c.recordFailed(&f, &entry, failed)
+		line = record.CycleLogLine(f, resultType, quality)
+		c.finite(state.CycleLogFile, &line)
+	}
+	// Annotations of earlier cycles first, then this cycle's line.
+	logErr := func() error {
+		for _, a := range annotations {
+			if err := c.store.AppendCycleLog(a); err != nil {
+				return err
+			}
+		}
+		return c.store.AppendCycleLog(line)
+	}()
+	if logErr != nil {
+		failed = append(failed, fmt.Errorf("%s: %w", state.CycleLogFile, logErr))
+		if len(failed) == 1 {
+			resultType, quality = c.recordFailed(&f, &entry, failed)
 		}
 	}
 	if capHit {
-		reason := fmt.Sprintf("Daily cost cap reached: $%.2f spent today (UTC %s), cap $%.2f. Delete this file to resume (or raise cost.daily_limit_usd).", ledger.TotalEstimatedUSD, ledger.Date, limit)
+		reason := fmt.Sprintf("Daily cost cap reached: $%.2f spent today (UTC %s), cap $%.2f. Delete this file to resume (or raise cost.daily_limit_usd).", spent, ledger.Date, limit)
 		if err := c.store.WriteHalt(cfg.Safety.HaltFile, reason, c.now); err != nil {
-			return *c.res, err
+			c.printf("[WARN] could not create the HALT file: %v", err)
+			failed = append(failed, fmt.Errorf("HALT: %w", err))
+		} else {
+			c.res.HaltCreated = true
+			c.printf("[HALT] %s", reason)
 		}
-		c.res.HaltCreated = true
-		c.printf("[HALT] %s", reason)
 	}
 	// 6-A: state.json last.
 	st.CycleCount = f.Cycle
@@ -198,9 +241,12 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	st.CycleInProgress = false
 	st.CycleStartedAt = ""
 	st.DecisionLog = record.AppendDecision(st.DecisionLog, entry, cfg.Memory.WorkingMemorySize)
+	c.finite(state.StateFile, st)
 	if err := c.store.SaveState(*st); err != nil {
+		// Nothing can say the cycle ended: the next cycle's 0-C finds
+		// cycle_in_progress still set and reports it as a crash.
 		c.res.Status = StatusError
-		return *c.res, err
+		return *c.res, fmt.Errorf("step 6: %s: %w", state.StateFile, err)
 	}
 	c.printf("[Record] Cycle #%d recorded: %s (%s, quality %.3f).", f.Cycle, orDash(f.Domain), resultType, quality)
 	if _, err := c.store.PruneRuns(f.Cycle); err != nil {
@@ -215,5 +261,45 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		}
 		c.printf("[Reflect] Gaps: %d. %s", len(c.gaps), strings.Join(names, ", "))
 	}
+	if len(failed) > 0 {
+		c.res.Status = StatusError
+		return *c.res, fmt.Errorf("step 6: %w", errors.Join(failed...))
+	}
 	return *c.res, nil
+}
+
+// finite makes every float of v finite before it is written (see
+// record.Finite), warning once per value replaced.
+func (c *cycle) finite(file string, v any) {
+	for _, w := range record.Finite(v, file) {
+		c.printf("[WARN] %s, not a number a state file can hold; written as 0.", w)
+	}
+}
+
+// recordFailed turns a cycle whose record could not be written whole into
+// an error: the entry and the cycle log say so with the reason, a skill gap
+// is kept, and the silent-failure breaker counts it like a failed skill (a
+// success earlier in the cycle does not reset the count). It returns the
+// new result type and quality.
+func (c *cycle) recordFailed(f *record.Facts, entry *state.DecisionEntry, failed []error) (string, float64) {
+	reason := "step 6: " + errors.Join(failed...).Error()
+	reason = strings.ReplaceAll(reason, "\n", "; ")
+	c.printf("[WARN] %s. The cycle is recorded as an error.", reason)
+	f.Result, f.Error = "error", reason
+	resultType, quality := record.TypeError, record.Quality(record.TypeError, nil)
+	entry.Result, entry.ResultType, entry.Error = "error", resultType, reason
+	entry.QualityMult = &quality
+	c.res.Result, c.res.ResultType, c.res.Quality = "error", resultType, &quality
+	c.addGap("record_write_failed", "state_write_error", reason)
+	c.snap.SkillGaps.Record("record_write_failed", "state_write_error", reason, c.now)
+	c.finite(state.SkillGapsFile, &c.snap.SkillGaps)
+	if err := c.store.SaveSkillGaps(c.snap.SkillGaps); err != nil {
+		c.printf("[WARN] %s not written either: %v", state.SkillGapsFile, err)
+	}
+	if !c.failureCounted {
+		st := &c.snap.State
+		st.ConsecutiveSilentFailures = max(st.ConsecutiveSilentFailures, c.failuresAtStart)
+		c.countFailure(fmt.Sprintf("cycles failed; the last one could not write its record (%s)", reason))
+	}
+	return resultType, quality
 }

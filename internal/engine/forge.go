@@ -98,7 +98,7 @@ func (c *cycle) orientOutcomes(obs *observe.Observation, fv forgeView, conf map[
 	last := map[string]time.Time{}
 	for _, d := range obs.Domains {
 		if !d.NeverRun {
-			last[d.Config.Name] = c.now.Add(-time.Duration(d.Hours * float64(time.Hour)))
+			last[d.Config.Name] = c.now.Add(-durationOf(d.Hours, time.Hour))
 		}
 	}
 	r := orient.FromOutcomes(orient.OutcomeInput{

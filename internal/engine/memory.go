@@ -58,7 +58,7 @@ func (c *cycle) rememberWeek(f *record.Facts, log []state.DecisionEntry, outcome
 	}
 	// Principles every cycle: extraction, confirmation and decay.
 	ps, pr := reflect.ExtractPrinciples(snap.Episodes, snap.Principles, reflect.PrincipleInput{Now: c.now, Config: cfg})
-	if n := len(pr.Created) + len(pr.Promoted) + len(pr.Confirmed) + len(pr.Candidates) + len(pr.Decayed) + len(pr.Removed) + len(pr.Dropped); n > 0 {
+	if n := len(pr.Created) + len(pr.Promoted) + len(pr.Confirmed) + len(pr.Candidates) + len(pr.Decayed) + len(pr.Removed) + len(pr.Dropped) + len(pr.Trimmed); n > 0 {
 		snap.Principles, c.principlesChanged = ps, true
 		for _, id := range pr.Created {
 			c.printf("[Memory] Principle %s extracted from lessons recurring across episodes.", id)

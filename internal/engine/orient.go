@@ -110,7 +110,7 @@ func (c *cycle) lastRuns(obs *observe.Observation) map[string]time.Time {
 	out := map[string]time.Time{}
 	for _, d := range obs.Domains {
 		if !d.NeverRun {
-			out[d.Config.Name] = c.now.Add(-time.Duration(d.Hours * float64(time.Hour)))
+			out[d.Config.Name] = c.now.Add(-durationOf(d.Hours, time.Hour))
 		}
 	}
 	return out
@@ -135,10 +135,14 @@ func activeGoalIDs(gs state.Goals, only []string) []string {
 // measureGoals runs the metric commands of the goals ids (2-C, and 5-D's
 // re-measure) and applies their progress. A command that fails or prints
 // no number keeps the previous progress, with a warning.
+// metricTail is how much of a metric command's output is kept: its last
+// line is the metric.
+const metricTail = 64 << 10
+
 func (c *cycle) measureGoals(ctx context.Context, ids []string) {
 	cfg := c.cfg
 	measured := map[string]reflect.Measurement{}
-	timeout := time.Duration(cfg.TestTimeoutSeconds * float64(time.Second))
+	timeout := durationOf(cfg.TestTimeoutSeconds, time.Second)
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
@@ -149,11 +153,13 @@ func (c *cycle) measureGoals(ctx context.Context, ids []string) {
 				cmd = g.MetricCommand
 			}
 		}
-		var out strings.Builder
+		// Only the last line is the metric, so only a tail is kept: a
+		// command that prints gigabytes costs no memory.
+		out := proc.NewTailBuffer(metricTail)
 		// metric_command is the user's own shell command from goals.json,
 		// so it runs through the shell, in the project root.
 		res := c.opts.Runner.Run(ctx, proc.Spec{Argv: []string{"/bin/sh", "-c", cmd}, Dir: c.store.Root, Env: envList(),
-			Timeout: timeout, Output: &out, HaltFile: c.store.Path(cfg.Safety.HaltFile)})
+			Timeout: timeout, Output: out, HaltFile: c.haltPath()})
 		switch {
 		case res.StartErr != nil:
 			measured[id] = reflect.Measurement{Err: res.StartErr}
@@ -162,7 +168,7 @@ func (c *cycle) measureGoals(ctx context.Context, ids []string) {
 		case !res.OK():
 			measured[id] = reflect.Measurement{Err: fmt.Errorf("exit status %d", res.ExitCode)}
 		default:
-			v, err := reflect.ParseMetric(out.String())
+			v, err := reflect.ParseMetric(string(out.Bytes()))
 			measured[id] = reflect.Measurement{Value: v, Err: err}
 		}
 	}

@@ -184,7 +184,12 @@ func (c *cycle) reflectStep(ctx context.Context, f *record.Facts, dec decide.Dec
 			memos.History = appendMemo(memos.History, state.Memo{Timestamp: state.FormatTime(c.now), Cycle: f.Cycle, Type: "action_requeued", Message: rq.Memo})
 		}
 		changed := len(dr.Decayed)+len(dr.Superseded)+len(dr.Requeued)+len(dr.CompletedBlocked) > 0
+		inProgress := len(q.InProgress)
 		q = reflect.PersistQueue(q)
+		if n := inProgress - len(q.InProgress); n > 0 {
+			c.printf("[WARN] action_queue.json: in_progress held %d items; the %d beyond the first %d were superseded.", inProgress, n, reflect.InProgressCap)
+			changed = true
+		}
 		if changed || c.queueChanged {
 			c.snap.ActionQueue, c.queueChanged = q, true
 		}

@@ -115,9 +115,30 @@ func Quality(resultType string, artifact *float64) float64 {
 	return round(ProcessFactor(resultType)*a, 3)
 }
 
+// round rounds v to places decimals. A value so large that scaling it
+// overflows has no decimals left to round and is returned as it is: the
+// scaled +Inf must never reach a state file.
 func round(v float64, places int) float64 {
 	p := math.Pow(10, float64(places))
-	return math.Round(v*p) / p
+	r := math.Round(v*p) / p
+	if math.IsInf(r, 0) && !math.IsInf(v, 0) {
+		return v
+	}
+	return r
+}
+
+// addCost adds a run's cost to a running total. The total saturates at the
+// largest float instead of overflowing to +Inf, so a total at the limit still
+// trips every cap and can still be written.
+func addCost(total, cost float64) float64 {
+	sum := round(total+cost, 6)
+	switch {
+	case math.IsInf(sum, 1):
+		return math.MaxFloat64
+	case math.IsInf(sum, -1):
+		return -math.MaxFloat64
+	}
+	return sum
 }
 
 func boolp(b bool) *bool { return &b }
@@ -263,7 +284,7 @@ func UpdateMetrics(m state.Metrics, f Facts, resultType string) state.Metrics {
 	if resultType == TypeFutile || resultType == TypeError {
 		c.TotalFutileCycles++
 	}
-	m.Cost.TotalEstimatedUSD = round(m.Cost.TotalEstimatedUSD+f.CostUSD, 6)
+	m.Cost.TotalEstimatedUSD = addCost(m.Cost.TotalEstimatedUSD, f.CostUSD)
 	ts := state.FormatTime(f.Now)
 	if m.FirstCycleAt == "" {
 		m.FirstCycleAt = ts
@@ -282,8 +303,47 @@ func AddCost(l state.CostLedger, f Facts) state.CostLedger {
 		CycleID: f.Cycle, Timestamp: state.FormatTime(f.Now), Skill: skill,
 		Chain: append([]string{}, f.Chain...), EstimatedUSD: round(f.CostUSD, 6),
 	})
-	l.TotalEstimatedUSD = round(l.TotalEstimatedUSD+f.CostUSD, 6)
+	l.TotalEstimatedUSD = addCost(l.TotalEstimatedUSD, f.CostUSD)
 	return l
+}
+
+// Spent is what the ledger says was spent today, for the daily cap: the
+// larger of its total and the sum of its entries (each counted as at least
+// 0). The ledger holds only today's entries (1-A resets it daily), and a
+// total edited down, or negative, must not let cycles run past the cap
+// while the entries still show the spend.
+func Spent(l state.CostLedger) float64 {
+	sum := 0.0
+	for _, e := range l.Entries {
+		if v := e.EstimatedUSD; v > 0 && !math.IsNaN(v) {
+			sum = addCost(sum, v)
+		}
+	}
+	if t := l.TotalEstimatedUSD; !math.IsNaN(t) && t > sum {
+		return t
+	}
+	return sum
+}
+
+// ReconcileMetrics keeps the cycle counters consistent with the cycle
+// number: after this cycle's update total_cycles must equal cycle, since
+// every cycle that reaches Step 6 adds one to both. They drift when a cycle
+// is killed after metrics.json was written but before state.json (the next
+// cycle recovers and reuses the number, counting it a second time), or when
+// metrics.json was reset. total_futile_cycles can never exceed the cycles.
+// It returns the metrics and one message per counter it changed.
+func ReconcileMetrics(m state.Metrics, cycle int) (state.Metrics, []string) {
+	var notes []string
+	c := &m.Counters
+	if cycle > 0 && c.TotalCycles != cycle {
+		notes = append(notes, fmt.Sprintf("counters.total_cycles was %d after cycle #%d; reconciled to %d", c.TotalCycles, cycle, cycle))
+		c.TotalCycles = cycle
+	}
+	if c.TotalFutileCycles > c.TotalCycles {
+		notes = append(notes, fmt.Sprintf("counters.total_futile_cycles was %d, more than the %d cycles; reconciled to %d", c.TotalFutileCycles, c.TotalCycles, c.TotalCycles))
+		c.TotalFutileCycles = c.TotalCycles
+	}
+	return m, notes
 }
 
 // Outcome builds the 6-C9 outcome entry.

@@ -31,6 +31,18 @@ const CompletedKeep = 30
 // words) at or above which a reported action repeats a queued one (5-C2).
 const DuplicateThreshold = 0.8
 
+// MaxReportActions is the most actions taken from one report (5-C2); the
+// rest are dropped with one warning. The pending list keeps PendingCap
+// items anyway, and a report of millions of actions must not hold the
+// cycle (and its lock) while each is scored and compared.
+const MaxReportActions = 200
+
+// InProgressCap bounds the in-progress list (6-C2). Only the
+// implementation skill moves items there, one or a few at a time; a list
+// longer than this is a damaged file, and its overflow is superseded like
+// pending's.
+const InProgressCap = 100
+
 // Action statuses the queue rules read or write.
 const (
 	actionPending    = "pending"
@@ -156,24 +168,29 @@ func ExtractActions(q state.ActionQueue, actions []act.ReportAction, in ExtractI
 	}
 	rules, warnings := parseRiskRules(in.RiskRules)
 	res.Warnings = warnings
+	if n := len(actions); n > MaxReportActions {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the report lists %d actions; only the first %d are taken, %d dropped", n, MaxReportActions, n-MaxReportActions))
+		actions = actions[:MaxReportActions]
+	}
 
 	// The dedup corpus is every queued item plus what this call adds, so a
 	// report that repeats itself yields one item.
-	type known struct {
-		id     string
-		tokens map[string]bool
-	}
-	var corpus []known
 	used := map[string]bool{}
+	var queued []dedupEntry
 	for _, list := range [][]state.Action{out.Pending, out.InProgress, out.Completed} {
 		for _, a := range list {
 			used[a.ID] = true
 			// A legacy item without a title says nothing an action could repeat.
 			if strings.TrimSpace(a.Title) != "" {
-				corpus = append(corpus, known{a.ID, actionTitleTokens(a.Title)})
+				queued = append(queued, dedupEntry{a.ID, actionTitleTokens(a.Title)})
 			}
 		}
 	}
+	reported := make([]map[string]bool, len(actions))
+	for i, ra := range actions {
+		reported[i] = actionTitleTokens(ra.Title)
+	}
+	corpus := newDedupIndex(queued, reported)
 	n := 0
 	nextID := func() string {
 		for {
@@ -198,16 +215,9 @@ func ExtractActions(q state.ActionQueue, actions []act.ReportAction, in ExtractI
 			res.Rejected = append(res.Rejected, Rejection{Index: i, Title: title, Reason: "RICE score is not a finite number"})
 			continue
 		}
-		tokens := actionTitleTokens(title)
-		dup := false
-		for _, k := range corpus {
-			if s := actionJaccard(tokens, k.tokens); s >= DuplicateThreshold {
-				res.Duplicates = append(res.Duplicates, Duplicate{Title: title, ExistingID: k.id, Similarity: s})
-				dup = true
-				break
-			}
-		}
-		if dup {
+		tokens := reported[i]
+		if k, s, ok := corpus.first(tokens); ok {
+			res.Duplicates = append(res.Duplicates, Duplicate{Title: title, ExistingID: k, Similarity: s})
 			continue
 		}
 		item := state.Action{
@@ -223,7 +233,7 @@ func ExtractActions(q state.ActionQueue, actions []act.ReportAction, in ExtractI
 			RiskTier:      riskTierFor(ra.RelatedFiles, rules),
 		}
 		out.Pending = append(out.Pending, item)
-		corpus = append(corpus, known{item.ID, tokens})
+		corpus.add(dedupEntry{item.ID, tokens})
 		res.Added = append(res.Added, item.ID)
 	}
 
@@ -237,13 +247,21 @@ func ExtractActions(q state.ActionQueue, actions []act.ReportAction, in ExtractI
 // sorted by effective_rice, highest first (ties: the earlier extracted_at,
 // then the smaller id; items without a readable extracted_at go after
 // those with one), pending is capped at PendingCap with the overflow moved
-// to completed as "superseded", and completed keeps its last CompletedKeep
-// items. q is not modified.
+// to completed as "superseded", in_progress keeps its first InProgressCap
+// items with the rest superseded the same way, and completed keeps its last
+// CompletedKeep items. q is not modified.
 func PersistQueue(q state.ActionQueue) state.ActionQueue {
 	out := cloneActionQueue(q)
 	initEffectiveRice(out.Pending)
 	initEffectiveRice(out.InProgress)
 	out.Pending, out.Completed, _ = capPending(out.Pending, out.Completed, true)
+	if len(out.InProgress) > InProgressCap {
+		for _, a := range out.InProgress[InProgressCap:] {
+			a.Status = actionSuperseded
+			out.Completed = append(out.Completed, a)
+		}
+		out.InProgress = out.InProgress[:InProgressCap]
+	}
 	if len(out.Completed) > CompletedKeep {
 		out.Completed = slices.Clone(out.Completed[len(out.Completed)-CompletedKeep:])
 	}
@@ -488,6 +506,166 @@ func actionTitleTokens(title string) map[string]bool {
 		}
 	}
 	return set
+}
+
+// dedupEntry is one title of the dedup corpus: its item id and its
+// significant words.
+type dedupEntry struct {
+	id     string
+	tokens map[string]bool
+}
+
+// dedupIndex finds, for a title, the first corpus entry (in insertion
+// order) whose similarity reaches DuplicateThreshold, without comparing the
+// title with every entry: a prefix-filtered inverted index.
+//
+// Words are ranked once, rarest first, over every title the call can see.
+// Two sets with Jaccard similarity ≥ t share at least ⌈t·|A|⌉ words, so,
+// sorted by that rank, the first |A| − ⌈t·|A|⌉ + 1 words of one and the
+// first |B| − ⌈t·|B|⌉ + 1 of the other have a word in common. Each entry is
+// indexed under its prefix words only and a title probes with its own;
+// every candidate found is then compared exactly, with actionJaccard's
+// formula, so the answer is the linear scan's, at the cost of the entries
+// that share a rare word.
+type dedupIndex struct {
+	ids []string
+	// sets are the entries' words as ranks, ascending.
+	sets    [][]int
+	rank    map[string]int
+	posting map[int][]int
+	// empty is the first entry without any significant word (-1: none):
+	// two empty sets are identical, and no word leads to them.
+	empty int
+	// seen marks candidates already compared in the current probe.
+	seen  []int
+	probe int
+}
+
+// newDedupIndex indexes queued and ranks the words of queued and reported
+// (the titles that may be added later; a word outside both is ranked when
+// first met).
+func newDedupIndex(queued []dedupEntry, reported []map[string]bool) *dedupIndex {
+	freq := map[string]int{}
+	for _, e := range queued {
+		for w := range e.tokens {
+			freq[w]++
+		}
+	}
+	for _, t := range reported {
+		for w := range t {
+			freq[w]++
+		}
+	}
+	type counted struct {
+		word string
+		n    int
+	}
+	words := make([]counted, 0, len(freq))
+	for w, n := range freq {
+		words = append(words, counted{w, n})
+	}
+	slices.SortFunc(words, func(a, b counted) int {
+		if a.n != b.n {
+			return a.n - b.n
+		}
+		return strings.Compare(a.word, b.word)
+	})
+	x := &dedupIndex{rank: make(map[string]int, len(words)), posting: map[int][]int{}, empty: -1}
+	for i, w := range words {
+		x.rank[w.word] = i
+	}
+	for _, e := range queued {
+		x.add(e)
+	}
+	return x
+}
+
+// ranks is t as ascending word ranks.
+func (x *dedupIndex) ranks(t map[string]bool) []int {
+	out := make([]int, 0, len(t))
+	for w := range t {
+		r, ok := x.rank[w]
+		if !ok {
+			r = len(x.rank)
+			x.rank[w] = r
+		}
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// prefixLen is how many of a set's rarest words it is indexed under (or
+// probes with).
+func prefixLen(n int) int {
+	// The margin keeps ⌈t·n⌉ from coming out one too high when t·n is an
+	// integer that floating point overshoots (0.8 × 5).
+	need := max(1, int(math.Ceil(DuplicateThreshold*float64(n)-1e-9)))
+	return n - need + 1
+}
+
+func (x *dedupIndex) add(e dedupEntry) {
+	i := len(x.ids)
+	set := x.ranks(e.tokens)
+	x.ids = append(x.ids, e.id)
+	x.sets = append(x.sets, set)
+	x.seen = append(x.seen, 0)
+	if len(set) == 0 {
+		if x.empty < 0 {
+			x.empty = i
+		}
+		return
+	}
+	for _, r := range set[:prefixLen(len(set))] {
+		x.posting[r] = append(x.posting[r], i)
+	}
+}
+
+// first returns the id and similarity of the first entry t duplicates.
+func (x *dedupIndex) first(t map[string]bool) (string, float64, bool) {
+	if len(t) == 0 {
+		if x.empty < 0 {
+			return "", 0, false
+		}
+		return x.ids[x.empty], 1, true
+	}
+	set := x.ranks(t)
+	x.probe++
+	best, bestSim := -1, 0.0
+	for _, r := range set[:prefixLen(len(set))] {
+		for _, i := range x.posting[r] {
+			if x.seen[i] == x.probe || (best >= 0 && i >= best) {
+				continue
+			}
+			x.seen[i] = x.probe
+			if s := rankJaccard(set, x.sets[i]); s >= DuplicateThreshold {
+				best, bestSim = i, s
+			}
+		}
+	}
+	if best < 0 {
+		return "", 0, false
+	}
+	return x.ids[best], bestSim, true
+}
+
+// rankJaccard is actionJaccard on two ascending rank sets, neither empty:
+// the same formula, so the same float.
+func rankJaccard(a, b []int) float64 {
+	inter := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			inter++
+			i++
+			j++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
 // actionJaccard is |a ∩ b| / |a ∪ b|; two empty sets are identical (1).

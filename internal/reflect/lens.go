@@ -22,6 +22,11 @@ const (
 	// LensItemCap bounds focus items, learned thresholds and discovered
 	// signals together.
 	LensItemCap = 50
+	// LensMetricsCap bounds the metrics one observation holds (the first
+	// by name): the rules compare every metric with every item, and a
+	// state file of a hundred thousand metrics must not make that quadratic
+	// work, nor the evidence it is kept in grow with it.
+	LensMetricsCap = 200
 	// LensChangelogCap is the number of lens_changelog.json entries kept.
 	LensChangelogCap = 50
 	// LensDeprecatedCap bounds deprecated_items, which the spec leaves
@@ -511,7 +516,8 @@ func lensWithExtra(b []byte, extra state.Extra) []byte {
 func lensCurrent(ds state.DomainState) (lensObs, bool) {
 	observed := ds.Found || ds.Metrics != nil || ds.Alerts != nil
 	o := lensObs{}
-	for k, v := range ds.Metrics {
+	for _, k := range lensFirstKeys(ds.Metrics) {
+		v := ds.Metrics[k]
 		// JSON has no NaN or infinity; such a value cannot be stored.
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
@@ -542,9 +548,9 @@ func lensReadObs(raw json.RawMessage) (lensObs, bool) {
 		return lensObs{}, false
 	}
 	o := lensObs{metrics: map[string]float64{}}
-	for k, v := range metrics {
+	for _, k := range lensFirstKeys(metrics) {
 		var f float64
-		if json.Unmarshal(v, &f) == nil {
+		if json.Unmarshal(metrics[k], &f) == nil {
 			o.metrics[k] = f
 		}
 	}
@@ -641,6 +647,16 @@ func lensKeys[V any](m map[string]V) map[string]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// lensFirstKeys is m's keys in order, at most LensMetricsCap of them.
+func lensFirstKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys[:min(len(keys), LensMetricsCap)]
 }
 
 func lensSorted(set map[string]bool) []string {

@@ -464,3 +464,36 @@ func TestStep5E_ContrarianLensReview(t *testing.T) {
 		t.Errorf("LensOutputs = %s, want [true false]", got)
 	}
 }
+
+// A domain state of thousands of metrics is observed through its first
+// LensMetricsCap (by name): the evidence kept and the items proposed stay
+// bounded, so the rules do not compare every metric with every item.
+func TestStep5E_MetricsPerObservationAreCapped(t *testing.T) {
+	var l state.Lens
+	var cl state.LensChangelog
+	for c := 1; c <= 4; c++ {
+		m := map[string]float64{}
+		for i := 0; i < 5000; i++ {
+			m[fmt.Sprintf("m%05d", i)] = float64((c * (i + 1)) % 7)
+		}
+		l, cl, _ = lensTestRun(t, l, cl, LensInput{Cycle: c, State: lensTestState(m)})
+	}
+	var ev struct {
+		Metrics map[string]float64 `json:"metrics"`
+	}
+	if err := json.Unmarshal(l.Evidence[len(l.Evidence)-1], &ev); err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.Metrics) != LensMetricsCap {
+		t.Fatalf("evidence holds %d metrics, want %d", len(ev.Metrics), LensMetricsCap)
+	}
+	if _, ok := ev.Metrics["m00000"]; !ok {
+		t.Errorf("the first metrics by name are kept")
+	}
+	if _, ok := ev.Metrics[fmt.Sprintf("m%05d", LensMetricsCap)]; ok {
+		t.Errorf("metric beyond the cap kept")
+	}
+	if n := len(l.FocusItems) + len(l.LearnedThresholds) + len(l.DiscoveredSignals); n > LensItemCap {
+		t.Errorf("%d items", n)
+	}
+}

@@ -33,6 +33,16 @@ const (
 	PrincipleFloor = 0.1
 	// PrinciplesCap bounds principles.json; the lowest confidence goes.
 	PrinciplesCap = 50
+	// SourceEpisodesCap bounds an entry's source_episodes, the newest
+	// kept: a year of weekly episodes. occurrences keeps counting every
+	// confirmation, and an older episode cannot confirm the entry again
+	// because it is not newer than the last confirmed one.
+	SourceEpisodesCap = 52
+	// PrincipleLessonsCap bounds the lessons principle extraction compares,
+	// the newest kept: lessons are grouped pairwise, and an episodes file
+	// holding far more than a year of weekly lessons (a damaged or planted
+	// one) must not make a cycle run for hours.
+	PrincipleLessonsCap = 2000
 	// ClusterMinLessons is how many lessons the episodes must hold before
 	// the cluster fallback proposes candidates.
 	ClusterMinLessons = 10
@@ -387,6 +397,7 @@ type PrincipleResult struct {
 	Decayed    []string // entries not confirmed in the last 10 episodes
 	Removed    []string // entries decayed below the floor
 	Dropped    []string // entries cut by the cap of 50
+	Trimmed    []string // entries whose source_episodes were cut to SourceEpisodesCap
 	// Lessons is the number of lessons the episodes hold.
 	Lessons int
 }
@@ -420,6 +431,13 @@ type memLesson struct {
 //     provenance never decay.
 //  5. At most 50 entries are kept, the lowest confidence going first.
 //
+// An entry's source_episodes keeps its newest SourceEpisodesCap ids (in the
+// order they were added); occurrences is not changed by the cut. Only the
+// newest PrincipleLessonsCap lessons are read, and a file holding more than
+// four times the cap of entries is cut to that (as in 5) first, so a huge
+// episodes or principles file cannot make the pairwise comparisons run for
+// hours.
+//
 // An entry is only born from evidence inside the last 10 episodes, since
 // older evidence would decay it at once and recreate it the next cycle.
 func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInput) (state.Principles, PrincipleResult) {
@@ -430,6 +448,15 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 
 	chron := memChronological(eps.Episodes)
 	lessons := memLessons(chron)
+	if n := len(lessons); n > PrincipleLessonsCap {
+		lessons = lessons[n-PrincipleLessonsCap:]
+	}
+	// Likewise a principles file far over the cap is cut to four times the
+	// cap before each entry is compared with every lesson, in the order
+	// step 5 drops entries.
+	if len(out.Principles) > 4*PrinciplesCap {
+		res.Dropped = append(res.Dropped, memCapPrinciples(&out, 4*PrinciplesCap)...)
+	}
 	for _, ep := range chron {
 		for _, l := range ep.Lessons {
 			if strings.TrimSpace(l) != "" {
@@ -591,6 +618,21 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 		}
 	}
 
+	// Provenance is bounded: a principle confirmed every week for years
+	// must not grow its entry forever. Entries loaded with a longer list
+	// are trimmed too.
+	for i := range out.Principles {
+		p := &out.Principles[i]
+		if n := len(p.SourceEpisodes); n > SourceEpisodesCap {
+			if p.LastConfirmedEp == "" {
+				// The newest source is what memLastConfirmed falls back on.
+				p.LastConfirmedEp = memLastConfirmed(*p)
+			}
+			p.SourceEpisodes = append([]string(nil), p.SourceEpisodes[n-SourceEpisodesCap:]...)
+			res.Trimmed = append(res.Trimmed, p.ID)
+		}
+	}
+
 	// 4. Decay.
 	kept := out.Principles[:0:0]
 	for _, p := range out.Principles {
@@ -607,38 +649,48 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 	}
 	out.Principles = kept
 
-	// 5. Cap: lowest confidence first; among equals candidates before
-	// principles, then the newest entry, so established principles stay.
-	if excess := len(out.Principles) - PrinciplesCap; excess > 0 {
-		idx := make([]int, len(out.Principles))
-		for i := range idx {
-			idx[i] = i
-		}
-		all := out.Principles
-		sort.SliceStable(idx, func(a, b int) bool {
-			pa, pb := all[idx[a]], all[idx[b]]
-			if pa.Confidence != pb.Confidence {
-				return pa.Confidence < pb.Confidence
-			}
-			if (pa.Kind == "candidate") != (pb.Kind == "candidate") {
-				return pa.Kind == "candidate"
-			}
-			return idx[a] > idx[b]
-		})
-		drop := map[int]bool{}
-		for _, i := range idx[:excess] {
-			drop[i] = true
-			res.Dropped = append(res.Dropped, all[i].ID)
-		}
-		kept := make([]state.Principle, 0, PrinciplesCap)
-		for i, p := range all {
-			if !drop[i] {
-				kept = append(kept, p)
-			}
-		}
-		out.Principles = kept
-	}
+	// 5. Cap.
+	res.Dropped = append(res.Dropped, memCapPrinciples(&out, PrinciplesCap)...)
 	return out, res
+}
+
+// memCapPrinciples keeps at most keep entries and returns the ids dropped:
+// lowest confidence first; among equals candidates before principles, then
+// the newest entry, so established principles stay.
+func memCapPrinciples(out *state.Principles, keep int) []string {
+	excess := len(out.Principles) - keep
+	if excess <= 0 {
+		return nil
+	}
+	idx := make([]int, len(out.Principles))
+	for i := range idx {
+		idx[i] = i
+	}
+	all := out.Principles
+	sort.SliceStable(idx, func(a, b int) bool {
+		pa, pb := all[idx[a]], all[idx[b]]
+		if pa.Confidence != pb.Confidence {
+			return pa.Confidence < pb.Confidence
+		}
+		if (pa.Kind == "candidate") != (pb.Kind == "candidate") {
+			return pa.Kind == "candidate"
+		}
+		return idx[a] > idx[b]
+	})
+	drop := map[int]bool{}
+	var dropped []string
+	for _, i := range idx[:excess] {
+		drop[i] = true
+		dropped = append(dropped, all[i].ID)
+	}
+	kept := make([]state.Principle, 0, keep)
+	for i, p := range all {
+		if !drop[i] {
+			kept = append(kept, p)
+		}
+	}
+	out.Principles = kept
+	return dropped
 }
 
 // memChronological orders episodes by week_start (ties: file order), which

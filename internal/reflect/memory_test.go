@@ -618,3 +618,38 @@ func TestStep6C4_ContrarianCheck(t *testing.T) {
 		t.Fatalf("solo: %v %q", iv, why)
 	}
 }
+
+// A principle confirmed every week keeps only its newest
+// SourceEpisodesCap source episodes, while occurrences goes on counting; an
+// episode cut from the list cannot confirm it a second time.
+func TestStep6C4_SourceEpisodesAreCapped(t *testing.T) {
+	const lesson = "When backlog yields nothing, rescan its state file."
+	var eps state.Episodes
+	var ids []string
+	for w := 1; w <= 60; w++ {
+		year, week := 2024, w
+		if w > 52 {
+			year, week = 2025, w-52
+		}
+		ep := memTEpisode(year, week, lesson)
+		eps.Episodes = append(eps.Episodes, ep)
+		ids = append(ids, ep.ID)
+	}
+	ps := state.Principles{Principles: []state.Principle{{ID: "P-1", Text: lesson, Confidence: 0.9, SourceEpisodes: ids, Occurrences: 60}}}
+	fresh := memTEpisode(2025, 9, lesson)
+	eps.Episodes = append(eps.Episodes, fresh)
+	in := PrincipleInput{Now: time.Date(2025, 3, 5, 9, 0, 0, 0, time.UTC), Config: memTCfg()}
+
+	got, res := ExtractPrinciples(eps, ps, in)
+	p := memTPrinciple(t, got, "P-1")
+	if len(p.SourceEpisodes) != SourceEpisodesCap || p.SourceEpisodes[SourceEpisodesCap-1] != fresh.ID || p.SourceEpisodes[0] != ids[60-SourceEpisodesCap+1] {
+		t.Fatalf("source_episodes (%d) = %v", len(p.SourceEpisodes), p.SourceEpisodes)
+	}
+	if p.Occurrences != 61 || strings.Join(res.Confirmed, ",") != "P-1" || strings.Join(res.Trimmed, ",") != "P-1" {
+		t.Fatalf("occurrences %d, result %+v", p.Occurrences, res)
+	}
+	again, res := ExtractPrinciples(eps, got, in)
+	if p := memTPrinciple(t, again, "P-1"); p.Occurrences != 61 || len(p.SourceEpisodes) != SourceEpisodesCap || len(res.Confirmed) != 0 || len(res.Trimmed) != 0 {
+		t.Fatalf("an episode cut from the list confirmed again: %s, %+v", memTJSON(t, p), res)
+	}
+}
