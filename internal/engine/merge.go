@@ -202,7 +202,7 @@ func (c *cycle) rollbackMerge(ctx context.Context, repo *gitrepo.Repo, isRepo bo
 func (c *cycle) healthCheck(ctx context.Context) error {
 	cfg := c.cfg
 	if len(cfg.HealthEndpoints) > 0 {
-		timeout := time.Duration(cfg.HealthCheckTimeout * float64(time.Second))
+		timeout := durationOf(cfg.HealthCheckTimeout, time.Second)
 		client := &http.Client{Timeout: timeout}
 		for _, raw := range cfg.HealthEndpoints {
 			url := endpointURL(raw)
@@ -227,7 +227,7 @@ func (c *cycle) healthCheck(ctx context.Context) error {
 	if strings.TrimSpace(cfg.TestCommand) == "" {
 		return nil
 	}
-	timeout := time.Duration(cfg.TestTimeoutSeconds * float64(time.Second))
+	timeout := durationOf(cfg.TestTimeoutSeconds, time.Second)
 	// test_command is the user's own shell command from config.json (never
 	// built from state data), so it runs through the shell.
 	// The HALT file is not watched here: stopping the check half-way would
