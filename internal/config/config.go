@@ -267,9 +267,28 @@ func (s Safety) MaxReadBytes() int64 {
 	return int64(s.MaxReadMiB * (1 << 20))
 }
 
-// LockTimeout is lock_timeout_minutes as a duration.
+// MinLockTimeout is the shortest lock timeout ooda uses, whatever the
+// configuration says: a lock that goes stale at once lets a second runner
+// take it from a live cycle, and the lock timeout is also every skill's
+// default time limit.
+const MinLockTimeout = time.Second
+
+// MaxLockTimeoutMinutes is the largest safety.lock_timeout_minutes
+// validation accepts (one week).
+const MaxLockTimeoutMinutes = 10080
+
+// LockTimeout is lock_timeout_minutes as a duration, never less than
+// MinLockTimeout (validation allows 0.01 minutes; a Config built in code
+// may hold anything, 0 and NaN included) and at most MaxLockTimeoutMinutes.
 func (s Safety) LockTimeout() time.Duration {
-	return time.Duration(s.LockTimeoutMinutes * float64(time.Minute))
+	m := s.LockTimeoutMinutes
+	switch {
+	case !(m*float64(time.Minute) >= float64(MinLockTimeout)):
+		return MinLockTimeout
+	case m > MaxLockTimeoutMinutes:
+		return MaxLockTimeoutMinutes * time.Minute
+	}
+	return time.Duration(m * float64(time.Minute))
 }
 
 // Allowed reports whether skill may run: an empty allowlist allows all.

@@ -44,6 +44,11 @@ func FuzzParseProject(f *testing.F) {
 		`{"safety": {"halt_file": "a", "halt_file": "b"}}`,
 		`{"forge": {"repo": "noslash"}}`,
 		`{"__doc__": -1e300, "leap": {"mega_leap": {"x": 1e16}}}`,
+		`{"safety": {"halt_file": ".git/HEAD", "lock_timeout_minutes": 1e-300}}`,
+		`{"safety": {"halt_file": "fuzz.json"}, "domains": {"d": {"state_file": "agent/state/evolve/.lock"}}}`,
+		`{"domains": {"evolve": {}, "d": {"primary_skill": "--output=/tmp/x", "chain": ["\u001b"]}}}`,
+		`{"agent": {"command": ["sort", "{skill_name}"]}, "skills": {"/x": {"command": ["true"], "timeout_minutes": 1e-300,
+			"contract": {"chain_triggers": [{"target": "--output=/tmp/x", "condition": "cost_usd >= 0"}]}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -90,6 +95,19 @@ func FuzzParseProject(f *testing.F) {
 			inProject(t, root, realRoot, d.StateFile)
 		}
 		inProject(t, root, realRoot, c.Safety.HaltFile)
+		if lt := c.Safety.LockTimeout(); lt < MinLockTimeout {
+			t.Fatalf("lock timeout %v loaded", lt)
+		}
+		for _, p := range append([]string{c.Safety.HaltFile}, stateFiles(c)...) {
+			if r, err := resolveIn(root, p); err != nil || r.inGitDir() || r.inEvolveDir() {
+				t.Fatalf("path %q loaded: it names git's or ooda's own files", p)
+			}
+		}
+		for _, name := range skillRefs(c) {
+			if err := ValidSkillName(name); err != nil {
+				t.Fatalf("skill name %q loaded: %v", name, err)
+			}
+		}
 		if p := c.ActiveContext.Path; p != nil && *p != "" {
 			inProject(t, root, realRoot, *p)
 		}
@@ -99,6 +117,43 @@ func FuzzParseProject(f *testing.F) {
 			}
 		}
 	})
+}
+
+// stateFiles lists the state file of every domain.
+func stateFiles(c *Config) []string {
+	var out []string
+	for _, d := range c.Domains {
+		out = append(out, d.StateFile)
+	}
+	return out
+}
+
+// skillRefs lists every non-empty skill name the config holds.
+func skillRefs(c *Config) []string {
+	out := append([]string{c.Implementation.PrimarySkill}, c.Safety.SkillAllowlist...)
+	if r := c.ActiveContext.RefreshSkill; r != nil && *r != "" {
+		out = append(out, *r)
+	}
+	for _, d := range c.Domains {
+		if d.PrimarySkill != "" {
+			out = append(out, d.PrimarySkill)
+		}
+		out = append(out, d.Chain...)
+	}
+	for name, s := range c.Skills {
+		out = append(out, name)
+		var ct struct {
+			ChainTriggers []struct {
+				Target string `json:"target"`
+			} `json:"chain_triggers"`
+		}
+		if json.Unmarshal(s.Contract, &ct) == nil {
+			for _, tr := range ct.ChainTriggers {
+				out = append(out, tr.Target)
+			}
+		}
+	}
+	return out
 }
 
 // checkNumbers fails on any float64 of the decoded config that is not

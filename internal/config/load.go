@@ -204,55 +204,97 @@ func (c *Config) check(file, root string) error {
 			add(fmt.Sprintf("mode %q is not defined in season_modes.modes", name), "season_modes", "current_mode")
 		}
 	}
+	// The schema's pattern admits durations that overflow time.Duration,
+	// and ones that round down to zero ("0.1ns"), which every consumer
+	// reads as "no limit of its own": a limit that is written must be one.
+	checkDuration := func(value string, tokens ...string) {
+		if value == "" {
+			return
+		}
+		d, err := time.ParseDuration(value)
+		switch {
+		case err != nil:
+			add("not a Go duration: "+err.Error(), tokens...)
+		case d == 0 && strings.ContainsAny(value, "123456789"):
+			add(fmt.Sprintf("%q is less than one nanosecond and would mean no limit of its own; write \"0\" for the default", value), tokens...)
+		}
+	}
 	for _, name := range c.SkillNames() {
 		s := c.Skills[name]
 		if s.Builtin == "" && len(s.Command) == 0 {
 			add(`needs either "builtin" or "command"`, "skills", name)
 		}
-		if _, err := s.TimeoutDuration(); err != nil {
-			add("not a Go duration: "+err.Error(), "skills", name, "timeout")
+		checkDuration(s.Timeout, "skills", name, "timeout")
+		if s.Timeout == "" && underflows(s.TimeoutMinutes, time.Minute) {
+			add(fmt.Sprintf("%g minutes is less than one nanosecond and would mean no limit of its own; write 0 or leave it out for the default", s.TimeoutMinutes), "skills", name, "timeout_minutes")
 		}
 	}
-	// The schema's pattern admits durations that overflow time.Duration.
-	for _, d := range []struct{ value, section string }{
-		{c.Agent.Timeout, "agent"}, {c.Judge.Timeout, "judge"}, {c.Forge.Timeout, "forge"},
-	} {
-		if d.value == "" {
-			continue
-		}
-		if _, err := time.ParseDuration(d.value); err != nil {
-			add("not a Go duration: "+err.Error(), d.section, "timeout")
-		}
+	checkDuration(c.Agent.Timeout, "agent", "timeout")
+	checkDuration(c.Judge.Timeout, "judge", "timeout")
+	checkDuration(c.Forge.Timeout, "forge", "timeout")
+	if underflows(c.Safety.MinCycleIntervalMin, time.Minute) {
+		add(fmt.Sprintf("%g minutes is less than one nanosecond; write 0 for no minimum interval", c.Safety.MinCycleIntervalMin), "safety", "min_cycle_interval_minutes")
 	}
-	issues = append(issues, c.pathIssues(root)...)
+	issues = append(issues, c.pathIssues(file, root)...)
 	if len(issues) > 0 {
 		return issuesError(file, issues)
 	}
 	return nil
 }
 
+// underflows reports whether v units is positive but less than one
+// nanosecond, the resolution of time.Duration: converted, it would be 0.
+func underflows(v float64, unit time.Duration) bool {
+	return v > 0 && v*float64(unit) < 1
+}
+
 // pathIssues checks every path the config names that ooda reads, writes or
-// hands to a skill: each must resolve inside root, symlinks followed.
-func (c *Config) pathIssues(root string) []Issue {
+// hands to a skill: each must resolve inside root, symlinks followed, and
+// stay clear of what is not the skill's or the HALT file's to have (.git,
+// agent/state/evolve/, the config file itself; reserved.go). file is the
+// config file.
+func (c *Config) pathIssues(file, root string) []Issue {
 	var issues []Issue
-	check := func(p string, tokens ...string) {
-		if _, err := ResolveInProject(root, p); err != nil {
-			issues = append(issues, Issue{Path: pointer(tokens), Reason: err.Error()})
+	configReal := realPath(file)
+	// owner maps a resolved path to the field that names it, so that a
+	// HALT file which is also another configured file is caught: `ooda
+	// resume` would delete that file, and while it exists every cycle halts.
+	owner := map[string]string{}
+	check := func(p string, u pathUse, tokens ...string) string {
+		r, err := resolveIn(root, p)
+		if err == nil {
+			if reason := r.reservedReason(p, u, configReal); reason != "" {
+				err = errors.New(reason)
+			}
 		}
+		if err != nil {
+			issues = append(issues, Issue{Path: pointer(tokens), Reason: err.Error()})
+			return ""
+		}
+		return r.real
 	}
 	for _, d := range c.Domains {
 		if ValidDomainName(d.Name) != nil {
 			continue // reported by name; its default state file means nothing
 		}
-		check(d.StateFile, "domains", d.Name, "state_file")
+		if real := check(d.StateFile, useState, "domains", d.Name, "state_file"); real != "" {
+			owner[real] = pointer([]string{"domains", d.Name, "state_file"})
+		}
 	}
-	check(c.Safety.HaltFile, "safety", "halt_file")
 	if p := c.ActiveContext.Path; p != nil && *p != "" {
-		check(*p, "active_context", "path")
+		if real := check(*p, useContext, "active_context", "path"); real != "" {
+			owner[real] = pointer([]string{"active_context", "path"})
+		}
 	}
 	for _, name := range c.SkillNames() {
 		for i, f := range contractOutputs(c.Skills[name].Contract) {
-			check(f, "skills", name, "contract", "output", "files", strconv.Itoa(i))
+			check(f, useOutput, "skills", name, "contract", "output", "files", strconv.Itoa(i))
+		}
+	}
+	if real := check(c.Safety.HaltFile, useHalt, "safety", "halt_file"); real != "" {
+		if other, ok := owner[real]; ok {
+			issues = append(issues, Issue{Path: pointer([]string{"safety", "halt_file"}),
+				Reason: fmt.Sprintf("%q is also %s: the HALT file must be a file of its own (`ooda resume` deletes it, and while it exists no cycle runs)", c.Safety.HaltFile, other)})
 		}
 	}
 	return issues

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 )
@@ -36,19 +35,34 @@ const maxLinks = 255
 // ooda, or a skill it hands the path to, out of the project, whether by
 // "..", by an absolute path or through a symlink.
 func ResolveInProject(root, p string) (string, error) {
+	r, err := resolveIn(root, p)
+	return r.real, err
+}
+
+// resolved is a configured path resolved by resolveIn: real is the path
+// with every symlink followed, full the path as written made absolute and
+// cleaned, and absRoot and realRoot the project root as given and with its
+// own symlinks followed. A rule about where a path may point (reserved.go)
+// looks at both forms.
+type resolved struct {
+	real, full, absRoot, realRoot string
+}
+
+// resolveIn is ResolveInProject, also returning what it resolved against.
+func resolveIn(root, p string) (resolved, error) {
 	if p == "" {
-		return "", errors.New("the path is empty")
+		return resolved{}, errors.New("the path is empty")
 	}
 	if strings.ContainsRune(p, 0) {
-		return "", fmt.Errorf("%q contains a NUL byte", p)
+		return resolved{}, fmt.Errorf("%q contains a NUL byte", p)
 	}
 	absRoot, err := filepath.Abs(root)
 	if err != nil {
-		return "", err
+		return resolved{}, err
 	}
 	realRoot, err := resolvePath(absRoot)
 	if err != nil {
-		return "", fmt.Errorf("project root %s: %w", absRoot, err)
+		return resolved{}, fmt.Errorf("project root %s: %w", absRoot, err)
 	}
 	full := p
 	if !filepath.IsAbs(p) {
@@ -56,20 +70,23 @@ func ResolveInProject(root, p string) (string, error) {
 		// turns a configured path into the one it opens.
 		full = filepath.Join(absRoot, p)
 	}
+	// resolvePath gets full uncleaned: "link/.." is the parent of the
+	// link's target, not the directory holding the link.
 	real, err := resolvePath(full)
 	if err != nil {
-		return "", fmt.Errorf("%q: %w", p, err)
+		return resolved{}, fmt.Errorf("%q: %w", p, err)
 	}
 	if real == realRoot {
-		return "", fmt.Errorf("%q is the project root itself, not a file in it", p)
+		return resolved{}, fmt.Errorf("%q is the project root itself, not a file in it", p)
 	}
+	clean := filepath.Clean(full)
 	if within(realRoot, real) {
-		return real, nil
+		return resolved{real: real, full: clean, absRoot: absRoot, realRoot: realRoot}, nil
 	}
-	if within(absRoot, filepath.Clean(full)) || within(realRoot, filepath.Clean(full)) {
-		return "", fmt.Errorf("%q leads %w %s through a symlink (it resolves to %s)", p, ErrOutsideProject, realRoot, real)
+	if within(absRoot, clean) || within(realRoot, clean) {
+		return resolved{}, fmt.Errorf("%q leads %w %s through a symlink (it resolves to %s)", p, ErrOutsideProject, realRoot, real)
 	}
-	return "", fmt.Errorf("%q is %w %s (it names %s)", p, ErrOutsideProject, realRoot, real)
+	return resolved{}, fmt.Errorf("%q is %w %s (it names %s)", p, ErrOutsideProject, realRoot, real)
 }
 
 // within reports whether p lies strictly below dir; both are clean and absolute.
@@ -220,15 +237,17 @@ func mib(n int64) string {
 // directory and file names under agent/state/, so they are plain names.
 const DomainNameRule = `a domain name must be 1 to 64 letters, digits, "_", "-" or ".", start with a letter or a digit, and not contain ".."`
 
-var domainNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-
 // ValidDomainName returns an error (DomainNameRule) unless name is a plain
 // domain name: it is used as a path component (agent/state/<name>.json,
 // agent/state/<name>/lens.json), so "..", "/" and the like would leave the
-// state directory.
+// state directory. The names of the directories ooda itself uses under
+// agent/state/ (ReservedDomainNames) are refused too.
 func ValidDomainName(name string) error {
-	if !domainNameRE.MatchString(name) || strings.Contains(name, "..") {
+	if !plainNameRE.MatchString(name) || strings.Contains(name, "..") {
 		return errors.New(DomainNameRule)
+	}
+	if r := reservedDomainName(name); r != "" {
+		return fmt.Errorf("domain name %q is reserved: ooda keeps its own files in agent/state/%s/ (reserved names: %s)", name, r, strings.Join(reservedStateDirs, ", "))
 	}
 	return nil
 }

@@ -88,6 +88,7 @@ func ValidateSchema(file string, raw []byte) error {
 	unparsable, huge := numberIssues(inst, nil, nil, nil)
 	issues := append(unparsable, duplicateKeyIssues(raw)...)
 	issues = append(issues, domainNameIssues(inst)...)
+	issues = append(issues, skillNameIssues(inst)...)
 	if len(unparsable) > 0 {
 		return issuesError(file, append(issues, huge...))
 	}
@@ -179,6 +180,62 @@ func domainNameIssues(inst any) []Issue {
 			issues = append(issues, Issue{Path: pointer([]string{"domains", name}), Reason: err.Error()})
 		}
 	}
+	return issues
+}
+
+// skillNameIssues reports every skill name in the config that is not a
+// plain name (ValidSkillName): the keys of skills, every builtin, the
+// chain targets of inline contracts, the domains' primary_skill and chain,
+// implementation.primary_skill, active_context.refresh_skill and the
+// entries of safety.skill_allowlist. A skill name reaches a command line
+// ({skill_name} in agent.command), so one like "--output=/tmp/x" must
+// never validate. A value of the wrong type is the schema's to report, and
+// an empty primary_skill or refresh_skill means none.
+func skillNameIssues(inst any) []Issue {
+	doc, _ := inst.(map[string]any)
+	var issues []Issue
+	name := func(v any, optional bool, loc ...string) {
+		s, ok := v.(string)
+		if !ok || (optional && s == "") {
+			return
+		}
+		if err := ValidSkillName(s); err != nil {
+			issues = append(issues, Issue{Path: pointer(loc), Reason: err.Error()})
+		}
+	}
+	list := func(v any, loc ...string) {
+		items, _ := v.([]any)
+		for i, e := range items {
+			name(e, false, append(slices.Clip(loc), strconv.Itoa(i))...)
+		}
+	}
+	obj := func(v any) map[string]any {
+		m, _ := v.(map[string]any)
+		return m
+	}
+
+	skills := obj(doc["skills"])
+	for k, v := range skills {
+		name(k, false, "skills", k)
+		spec := obj(v)
+		name(spec["builtin"], true, "skills", k, "builtin")
+		triggers, _ := obj(spec["contract"])["chain_triggers"].([]any)
+		for i, t := range triggers {
+			if tm := obj(t); tm != nil {
+				if target, ok := tm["target"]; ok {
+					name(target, false, "skills", k, "contract", "chain_triggers", strconv.Itoa(i), "target")
+				}
+			}
+		}
+	}
+	for d, v := range obj(doc["domains"]) {
+		dm := obj(v)
+		name(dm["primary_skill"], true, "domains", d, "primary_skill")
+		list(dm["chain"], "domains", d, "chain")
+	}
+	name(obj(doc["implementation"])["primary_skill"], true, "implementation", "primary_skill")
+	name(obj(doc["active_context"])["refresh_skill"], true, "active_context", "refresh_skill")
+	list(obj(doc["safety"])["skill_allowlist"], "safety", "skill_allowlist")
 	return issues
 }
 

@@ -88,8 +88,11 @@ func Parse(b []byte) (Contract, error) {
 // sums overflow.
 const MaxCostUSD = 1e9
 
-// Validate checks every chain trigger (a target and a condition that
-// parses) and the cost limit (a finite amount from 0 to MaxCostUSD).
+// Validate checks every chain trigger (a target that is a plain skill name,
+// config.ValidSkillName, and a condition that parses) and the cost limit (a
+// finite amount from 0 to MaxCostUSD). A target is run by name, through
+// agent.command's {skill_name} too, so a target such as "--output=/x" must
+// reject the contract, not reach a command line.
 func (c Contract) Validate() error {
 	for _, v := range []struct {
 		field string
@@ -102,6 +105,10 @@ func (c Contract) Validate() error {
 	for i, t := range c.ChainTriggers {
 		if strings.TrimSpace(t.Target) == "" {
 			return fmt.Errorf("chain_triggers[%d]: missing target", i)
+		}
+		if err := config.ValidSkillName(t.Target); err != nil {
+			// %q: the target may hold control or bidirectional characters.
+			return fmt.Errorf("chain_triggers[%d].target: %q: %w", i, t.Target, err)
 		}
 		if _, err := ParseCondition(t.Condition); err != nil {
 			return fmt.Errorf("chain_triggers[%d] (target %s): %w", i, t.Target, err)
@@ -144,7 +151,17 @@ func FrontMatter(md []byte) ([]byte, bool) {
 // symlink out of it, no named pipe or device) of at most
 // safety.max_read_mib, and every output file a contract names must
 // resolve inside the project: ooda reads those files after the skill ran.
+//
+// skill must be a plain skill name (config.ValidSkillName): it names the
+// directory skills/<name>/ that is read. An empty name (a domain without a
+// primary skill) has the default contract.
 func Load(root string, cfg *config.Config, skill string) (Contract, error) {
+	if skill == "" {
+		return Contract{Source: "default"}, nil
+	}
+	if err := config.ValidSkillName(skill); err != nil {
+		return Contract{}, fmt.Errorf("skill %q: %w", skill, err)
+	}
 	key := config.SkillKey(skill)
 	for _, name := range cfg.SkillNames() {
 		spec := cfg.Skills[name]
@@ -209,11 +226,12 @@ func readContractFile(root, p string, limit int64) ([]byte, error) {
 	return b, err
 }
 
-// checkOutputs refuses output files outside the project: ooda reads them
-// after the skill ran, for chain conditions.
+// checkOutputs refuses output files outside the project or inside a .git
+// directory (config.ResolveOutputFile): ooda reads them after the skill
+// ran, for chain conditions.
 func (c Contract) checkOutputs(root string) error {
 	for i, f := range c.Output.Files {
-		if _, err := config.ResolveInProject(root, f); err != nil {
+		if _, err := config.ResolveOutputFile(root, f); err != nil {
 			return fmt.Errorf("output.files[%d]: %w", i, err)
 		}
 	}

@@ -99,7 +99,8 @@ func TestContractSymlinkedOutOfTheProjectIsRefused(t *testing.T) {
 
 	// A skill name cannot climb out of skills/ and the project either:
 	// for the project outside/a/b, this name leads to outside/contract.yaml.
-	if c, err := Load(filepath.Join(outside, "a", "b"), config.Default(), "/../../../contract.yaml/.."); !errors.Is(err, config.ErrOutsideProject) {
+	// It is not a plain skill name, so it is refused before any file is read.
+	if c, err := Load(filepath.Join(outside, "a", "b"), config.Default(), "/../../../contract.yaml/.."); err == nil || !strings.Contains(err.Error(), config.SkillNameRule) {
 		t.Errorf("a climbing skill name loaded %+v, %v", c, err)
 	}
 
@@ -159,5 +160,26 @@ func TestMissingContractFilesStillDefault(t *testing.T) {
 	}
 	if _, err := config.ReadProjectFile(root, "skills/nothing/SKILL.md", 1); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing file must read as not existing: %v", err)
+	}
+}
+
+func TestContractOutputsInsideGitAreRefused(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// .git/config may hold a credential; a chain condition must not read it.
+	if err := os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[http]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := skillFile(t, root, "scan", "contract.yaml", "output:\n  files: [agent/state/scan.json, .git/config]\n")
+	_, err := Load(root, config.Default(), "/scan")
+	if !errors.Is(err, config.ErrReservedPath) || !strings.Contains(err.Error(), p+": output.files[1]: ") || !strings.Contains(err.Error(), ".git") {
+		t.Errorf("contract.yaml: %v", err)
+	}
+	// ooda's own files may be declared: outputs are only read.
+	skillFile(t, root, "dev", "contract.yaml", "output:\n  files: [agent/state/evolve/action_queue.json]\n")
+	if _, err := Load(root, config.Default(), "/dev"); err != nil {
+		t.Errorf("an output in agent/state/evolve refused: %v", err)
 	}
 }

@@ -1,0 +1,234 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Names and places ooda keeps for itself. A configured path, domain name or
+// skill name is more than a string: ooda writes, deletes, hands to a skill
+// or puts into a command line what it names, so each is held to a rule that
+// keeps it away from git's files, from ooda's own state and from argv
+// options (docs/config.md, docs/security.md).
+
+// evolveDir is where ooda keeps its own state, relative to the project root.
+var evolveDir = []string{"agent", "state", "evolve"}
+
+// reservedStateDirs are the directories ooda itself uses directly under
+// agent/state/; a domain of one of these names would put its lens.json and
+// rotation_cursor.json among them (agent/state/external/*.json is read as
+// external signals).
+var reservedStateDirs = []string{"evolve", "external"}
+
+// ReservedDomainNames returns the domain names ooda keeps for itself: the
+// directories it uses directly under agent/state/.
+func ReservedDomainNames() []string { return append([]string(nil), reservedStateDirs...) }
+
+// reservedDomainName returns the reserved directory name that name equals
+// (case-insensitively, as on a case-insensitive file system), or "".
+func reservedDomainName(name string) string {
+	for _, r := range reservedStateDirs {
+		if strings.EqualFold(name, r) {
+			return r
+		}
+	}
+	return ""
+}
+
+// SkillNameRule describes the names a skill may have. A skill name reaches
+// a command line ({skill} and {skill_name} in agent.command) and names the
+// directory skills/<name>/, so it is a plain name that can be neither an
+// option ("--output=…") nor a path, nor carry control or bidirectional
+// characters.
+const SkillNameRule = `a skill name must be an optional "/" followed by 1 to 64 letters, digits, "_", "-" or ".", starting with a letter or a digit, and not contain ".."`
+
+// plainNameRE is the character set of domain and skill names.
+var plainNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// ValidSkillName returns an error (SkillNameRule) unless name is a plain
+// skill name: an optional leading "/", then a name of the same form as a
+// domain name. Every skill name ooda runs must pass it, whether it comes
+// from config.json, a contract's chain_triggers or the command line.
+func ValidSkillName(name string) error {
+	n := strings.TrimPrefix(name, "/")
+	if !plainNameRE.MatchString(n) || strings.Contains(n, "..") {
+		return errors.New(SkillNameRule)
+	}
+	return nil
+}
+
+// pathUse says what ooda does with a configured path, which decides the
+// rules it is held to beyond resolving inside the project.
+type pathUse int
+
+const (
+	// useOutput: a contract's output file, only read by ooda after the
+	// skill ran (for chain conditions). Skills legitimately declare
+	// ooda's own files there (dev-cycle declares action_queue.json), so
+	// only git's files are refused.
+	useOutput pathUse = iota
+	// useContext: active_context.path, read by ooda, handed to every
+	// skill and rewritten by the refresh skill.
+	useContext
+	// useState: a domain's state file, written by its skill.
+	useState
+	// useHalt: the HALT file, created by `ooda halt` and deleted by
+	// `ooda resume`.
+	useHalt
+)
+
+// reservedReason returns why the configured path p, resolved as r, may not
+// be used as u, or "" when it may. configReal is the config file's path
+// with its symlinks followed ("" when unknown).
+func (r resolved) reservedReason(p string, u pathUse, configReal string) string {
+	if r.inGitDir() {
+		return fmt.Sprintf("%q is inside a .git directory: git's own files are not ooda's to write, hand to a skill or delete", p)
+	}
+	if u == useOutput {
+		return ""
+	}
+	if r.inEvolveDir() {
+		return fmt.Sprintf("%q is inside agent/state/evolve/, where ooda keeps its own state (the lock, state.json, the cost ledger); a skill or `ooda resume` would overwrite or delete it", p)
+	}
+	if configReal != "" && sameFile(r.real, configReal) {
+		return fmt.Sprintf("%q is the configuration file itself", p)
+	}
+	if u == useHalt {
+		// The file may not exist yet; one that exists must be a file
+		// `ooda halt` can replace and `ooda resume` can delete: a
+		// directory would halt every cycle and fail both. (A state file
+		// that is not a regular file is refused when a cycle reads it,
+		// with a warning and a gap: it is data, and must not turn every
+		// later cycle into a configuration error.)
+		if fi, err := os.Lstat(r.real); err == nil && !fi.Mode().IsRegular() {
+			return fmt.Sprintf("%q is %s, not a regular file", p, fileKind(fi.Mode()))
+		}
+	}
+	return ""
+}
+
+// inGitDir reports whether the path, as written or as resolved, has a
+// component named .git (any case: on a case-insensitive file system .GIT
+// is the same directory), or lies in the directory the project's own .git
+// resolves to.
+func (r resolved) inGitDir() bool {
+	for _, rel := range r.rels() {
+		for _, c := range splitPath(rel) {
+			if strings.EqualFold(c, ".git") {
+				return true
+			}
+		}
+	}
+	return r.inResolved(".git")
+}
+
+// inEvolveDir reports whether the path, as written or as resolved, is
+// agent/state/evolve or below it, also when a symlink elsewhere in the
+// project leads there or agent/state/evolve is itself a symlink.
+func (r resolved) inEvolveDir() bool {
+	for _, rel := range r.rels() {
+		cs := splitPath(rel)
+		if len(cs) < len(evolveDir) {
+			continue
+		}
+		match := true
+		for i, d := range evolveDir {
+			if !strings.EqualFold(cs[i], d) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return r.inResolved(filepath.Join(evolveDir...))
+}
+
+// rels returns the path relative to the project root in its resolved and
+// its written form (the latter when it lies in the root as written).
+func (r resolved) rels() []string {
+	var out []string
+	if rel, err := filepath.Rel(r.realRoot, r.real); err == nil {
+		out = append(out, rel)
+	}
+	for _, root := range []string{r.absRoot, r.realRoot} {
+		if within(root, r.full) {
+			if rel, err := filepath.Rel(root, r.full); err == nil {
+				out = append(out, rel)
+			}
+		}
+	}
+	return out
+}
+
+// inResolved reports whether the resolved path is the project's dir
+// (relative to the root) or lies below it, dir's own symlinks followed.
+func (r resolved) inResolved(dir string) bool {
+	d, err := resolvePath(filepath.Join(r.absRoot, dir))
+	if err != nil {
+		return false
+	}
+	return r.real == d || within(d, r.real)
+}
+
+// sameFile reports whether a and b name one file: the same path, or (both
+// existing) the same inode, so a hard link or a case variant on a
+// case-insensitive file system is caught too.
+func sameFile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// realPath returns the absolute path of p with its symlinks followed, or p
+// made absolute when that fails; "" for an empty p.
+func realPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if r, err := resolvePath(abs); err == nil {
+		return r
+	}
+	return abs
+}
+
+// ErrReservedPath is wrapped by the errors of ResolveOutputFile that refuse
+// a path for naming files that are not the skill's to declare.
+var ErrReservedPath = errors.New("reserved path")
+
+// ResolveOutputFile resolves a contract's output file as ResolveInProject
+// does and also refuses one inside a .git directory: ooda reads output
+// files after the skill ran, and git's files (.git/config may hold
+// credentials) are nobody's output.
+func ResolveOutputFile(root, p string) (string, error) {
+	r, err := resolveIn(root, p)
+	if err != nil {
+		return "", err
+	}
+	if reason := r.reservedReason(p, useOutput, ""); reason != "" {
+		return "", reservedPathError(reason)
+	}
+	return r.real, nil
+}
+
+// reservedPathError is a refusal of ResolveOutputFile; it reads as its
+// reason alone and matches ErrReservedPath.
+type reservedPathError string
+
+func (e reservedPathError) Error() string        { return string(e) }
+func (e reservedPathError) Is(target error) bool { return target == ErrReservedPath }
