@@ -76,6 +76,11 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 		if g.json && res.Status != "" {
 			_ = g.printJSON(cycleJSON(res, err))
 		}
+		if res.HaltCreated {
+			// A record that failed tripped the breaker: the HALT file is
+			// the outcome to act on, as for any other halt (exit 3).
+			return withCode(ExitHalted, err)
+		}
 		return err
 	}
 	if g.json {

@@ -93,12 +93,29 @@ func runResume(g *globals) error {
 		return g.printJSON(map[string]any{"halt": map[string]any{"active": false, "removed": removed, "previous_reason": strp(prev), "file": st.Path(hf)}})
 	}
 	if removed {
-		// The content was written by whoever created the file (a script, a
-		// breaker quoting a report); it is shown as the block of lines it
-		// is, with every other control character escaped.
-		fmt.Fprintf(g.stdout, "HALT file removed (%s). Cycles will run again.\nIt said: %s\n", safetext.Text(st.Path(hf)), safetext.Multiline(secret.Redact(prev)))
+		fmt.Fprintf(g.stdout, "HALT file removed (%s). Cycles will run again.\n%s", safetext.Text(st.Path(hf)), quoteHalt(prev))
 	} else {
 		fmt.Fprintf(g.stdout, "No HALT file at %s; nothing to resume.\n", safetext.Text(st.Path(hf)))
 	}
 	return nil
+}
+
+// quoteHalt shows a former HALT file under "It said:", one indented line
+// per line of it, each masked and escaped. The content was written by
+// whoever created the file (a script, a breaker quoting a report), so no
+// line of it may start at the left margin, where it could pass for a line
+// of ooda's own ("[Record] …").
+func quoteHalt(content string) string {
+	content = strings.TrimRight(secret.Redact(content), "\n")
+	if content == "" {
+		return "It said nothing.\n"
+	}
+	var b strings.Builder
+	b.WriteString("It said:\n")
+	for _, line := range strings.Split(content, "\n") {
+		b.WriteString("  ")
+		b.WriteString(safetext.Escape(line))
+		b.WriteString("\n")
+	}
+	return b.String()
 }

@@ -62,6 +62,17 @@ func runInit(g *globals, o initOptions) error {
 	if _, err := os.Stat(cfgPath); err == nil && !o.force {
 		return usageError(fmt.Errorf("%s already exists; use --force to overwrite it", cfgPath))
 	}
+	st := state.New(root)
+	evolve, err := filepath.Rel(root, st.EvolveDir)
+	if err != nil {
+		return err
+	}
+	// Checked before anything is written: a symlinked agent/ would
+	// otherwise be refused by the config check below with a message about
+	// safety.halt_file, a field the user never wrote.
+	if err := insideProject(root, config.Default().Safety.HaltFile, evolve); err != nil {
+		return usageError(err)
+	}
 	name := filepath.Base(root)
 	doc := map[string]any{
 		"schema_version":         config.Default().SchemaVersion,
@@ -88,7 +99,6 @@ func runInit(g *globals, o initOptions) error {
 	if err := state.WriteFileAtomic(cfgPath, b, 0o644); err != nil {
 		return err
 	}
-	st := state.New(root)
 	if !st.Exists(state.StateFile) {
 		if err := st.SaveState(state.State{SchemaVersion: "1.2.0"}); err != nil {
 			return err
@@ -138,4 +148,41 @@ func ensureGitignore(root string, lines []string) ([]string, error) {
 	}
 	out += "# ooda: the cycle lock and the HALT switch are local, never committed\n" + strings.Join(added, "\n") + "\n"
 	return added, state.WriteFileAtomic(p, []byte(out), 0o644)
+}
+
+// insideProject checks that none of the paths (relative to root) goes
+// through a symlink that leads out of the project, or nowhere: ooda keeps
+// its state and its HALT file inside the project and never follows a
+// symlink out of it (docs/security.md). The error names the symlink and
+// where it points.
+func insideProject(root string, rels ...string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("project %s: %w", root, err)
+	}
+	for _, rel := range rels {
+		p := root
+		for _, part := range strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/") {
+			p = filepath.Join(p, part)
+			fi, err := os.Lstat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if fi.Mode()&fs.ModeSymlink == 0 {
+				continue
+			}
+			link, _ := os.Readlink(p)
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return fmt.Errorf("%s is a symlink to %s, which does not exist: ooda keeps %s inside the project and does not follow a symlink (replace it with a directory)", p, link, rel)
+			}
+			if r, err := filepath.Rel(realRoot, target); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+				return fmt.Errorf("%s is a symlink to %s, outside the project %s: ooda keeps %s inside the project and does not follow a symlink out of it (replace it with a directory)", p, target, root, rel)
+			}
+		}
+	}
+	return nil
 }

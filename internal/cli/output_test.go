@@ -39,7 +39,7 @@ func TestResumeShowsHaltContentEscapedAndMasked(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("resume: %d %s", code, stderr)
 	}
-	want := `It said: freeze\x1b[2J\r[Record] Cycle #9 recorded: api (success). token *** \u202eevil` + "\ncreated_at: 2026-01-06T10:00:00Z\n"
+	want := "It said:\n  " + `freeze\x1b[2J\r[Record] Cycle #9 recorded: api (success). token *** \u202eevil` + "\n  created_at: 2026-01-06T10:00:00Z\n"
 	if !strings.Contains(stdout, want) {
 		t.Errorf("stdout %q lacks %q", stdout, want)
 	}

@@ -79,6 +79,7 @@ func runRollback(ctx context.Context, g *globals, cycle int, o rollbackOptions) 
 		return err
 	}
 	st := state.New(root)
+	st.MaxRead = cfg.Safety.MaxReadBytes()
 	snap, err := st.Load()
 	var corrupt *state.CorruptLedgerError
 	if err != nil && !errors.As(err, &corrupt) {
@@ -121,7 +122,9 @@ func runRollback(ctx context.Context, g *globals, cycle int, o rollbackOptions) 
 		return usageError(fmt.Errorf("cancelled: the confirmation %q is not %q", answer, phrase))
 	}
 	now := clk.Now()
-	lock, _, err := state.AcquireLock(st.LockPath(), now, cfg.Safety.LockTimeout())
+	// Through the store, so a symlinked agent/state/evolve cannot put the
+	// lock outside the project.
+	lock, _, err := st.AcquireLock(now, cfg.Safety.LockTimeout())
 	if err != nil {
 		return fmt.Errorf("cannot roll back while a cycle runs: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,9 +97,11 @@ func (g *globals) human() io.Writer {
 	return g.stdout
 }
 
-// printJSON writes the one JSON document of --json. Encoding escapes every
-// control character; the known secrets are masked (in their JSON-escaped
-// form too).
+// printJSON writes the one JSON document of --json. The known secrets are
+// masked (in their JSON-escaped form too), then every character a terminal
+// acts on is escaped: encoding/json escapes the C0 controls, U+2028 and
+// U+2029 only, and safetext.JSON the rest (DEL, C1, bidirectional
+// controls). Masking comes first, so a secret is recognised as it was.
 func (g *globals) printJSON(v any) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -107,7 +110,7 @@ func (g *globals) printJSON(v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err := g.stdout.Write(secret.RedactBytes(b.Bytes()))
+	_, err := g.stdout.Write(safetext.JSON(secret.RedactBytes(b.Bytes())))
 	return err
 }
 
@@ -118,6 +121,80 @@ func registerSecrets(cfg *config.Config) {
 	if cfg != nil {
 		notify.RegisterSecrets(cfg.Notifications)
 	}
+}
+
+// registerRawSecrets does what registerSecrets does from the configuration
+// file as it is, before it is validated: a config that does not validate
+// (a negative weight elsewhere) still names its notification secrets, and
+// the commands that work without a valid config (halt, resume, validate)
+// print text that may carry their values. Whatever cannot be read is
+// skipped; the commands report it themselves.
+func (g *globals) registerRawSecrets() {
+	p, err := g.configPath()
+	if err != nil {
+		return
+	}
+	raw, err := readConfigFile(p, config.DefaultMaxReadMiB<<20)
+	if err != nil {
+		return
+	}
+	for _, n := range notificationValues(raw) {
+		notify.RegisterSecrets(n)
+	}
+}
+
+// readConfigFile reads path if it is a regular file of at most limit
+// bytes. It opens without blocking, so a named pipe in its place cannot
+// hang the command before the configuration is even read.
+func readConfigFile(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
+	}
+	return b, nil
+}
+
+// notificationValues returns every top-level "notifications" value of a
+// configuration document, reading it as a stream: a syntax error, a wrong
+// type or a duplicate key after the value does not hide it. Keys match
+// without regard to case, as encoding/json's do, and every duplicate is
+// returned, since registering too much only masks more.
+func notificationValues(raw []byte) []json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var out []json.RawMessage
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		if strings.EqualFold(key, "notifications") {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Main runs the command line and returns the process exit code.
@@ -206,6 +283,8 @@ configuration error, 3 halted.`,
 	pf.BoolVar(&g.json, "json", false, "print exactly one JSON document on stdout; human output goes to stderr")
 	pf.BoolVar(&g.noColor, "no-color", false, "plain output (also when stdout is not a terminal or NO_COLOR is set)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	// Before any command prints, whether or not its configuration is valid.
+	root.PersistentPreRun = func(*cobra.Command, []string) { g.registerRawSecrets() }
 	root.AddCommand(newCycleCmd(g), newHaltCmd(g), newResumeCmd(g), newInitCmd(g), newConfigCmd(g), newDemoCmd(g), newSkillCmd(g))
 	return root
 }

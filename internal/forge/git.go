@@ -15,6 +15,7 @@ import (
 
 	"github.com/ooda-loop/ooda/internal/gitrepo"
 	"github.com/ooda-loop/ooda/internal/proc"
+	"github.com/ooda-loop/ooda/internal/secret"
 )
 
 // ClosedRefPrefix is where a plain-git project records that a branch was
@@ -746,13 +747,17 @@ func (g *Git) run(ctx context.Context, args ...string) (string, error) {
 	return stdout.String(), &gitError{args: args, code: code, stderr: clip(stderr.String()), err: err}
 }
 
-// gitEnv is the caller's environment without the variables that would
-// point git at another repository than Dir (as set inside a git hook),
-// with prompts off (a cycle has no one to answer them) and without the
-// optional index lock, so a status does not get in a user's way.
+// gitEnv is the caller's environment without ooda's credentials and
+// without the variables that would point git at another repository than
+// Dir (as set inside a git hook), with prompts off (a cycle has no one to
+// answer them) and without the optional index lock, so a status does not
+// get in a user's way. The provider never talks to a remote, and what git
+// starts on its own (hooks, core.fsmonitor, a merge driver) comes from a
+// repository that skills and merged pull requests can write, so nothing it
+// runs needs or gets the credentials (docs/forge.md).
 func gitEnv() []string {
 	var env []string
-	for _, kv := range os.Environ() {
+	for _, kv := range secret.ChildEnv(os.Environ(), nil, false) {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
 		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",

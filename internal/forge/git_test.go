@@ -555,3 +555,37 @@ func TestGitMergeSquashPinsTheCheckedHead(t *testing.T) {
 		t.Errorf("merge at the checked head: %v", err)
 	}
 }
+
+// The squash commit runs the repository's hooks and core.fsmonitor, which a
+// skill or a merged pull request may have written: they must not find
+// ooda's credentials in their environment.
+func TestGitMergeSquashHooksDoNotSeeCredentials(t *testing.T) {
+	const tok = "ghp_forgeHookLeak0123456789"
+	t.Setenv("GITHUB_TOKEN", tok)
+	t.Setenv("GH_ENTERPRISE_TOKEN", tok)
+	r := newRepo(t, "main")
+	r.commit(at(0), "initial", "README", "x\n")
+	r.git("checkout", "-q", "-b", "auto/s/feature")
+	r.commit(at(1), "feature", "f.txt", "1\n")
+	r.git("checkout", "-q", "main")
+	dumps := t.TempDir()
+	r.write(".git/hooks/pre-commit", "#!/bin/sh\nenv > '"+dumps+"/pre-commit'\n")
+	if err := os.Chmod(filepath.Join(r.dir, ".git/hooks/pre-commit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.git("config", "core.fsmonitor", "sh -c 'env > "+dumps+"/fsmonitor'")
+
+	g := newGit(t, r.dir, "auto/s/")
+	if err := g.MergeSquash(context.Background(), BranchNumber("auto/s/feature"), ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"pre-commit", "fsmonitor"} {
+		b, err := os.ReadFile(filepath.Join(dumps, name))
+		if err != nil {
+			t.Fatalf("the %s command did not run: %v", name, err)
+		}
+		if !strings.Contains(string(b), "GIT_AUTHOR_NAME=") || strings.Contains(string(b), tok) {
+			t.Errorf("%s environment:\n%s", name, b)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -108,9 +109,15 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 		// The value is deliberately not quoted: it is a secret.
 		return nil, errors.New("github: token contains whitespace or non-printable characters")
 	}
+	if token != "" && !tokenSafeURL(base) {
+		return nil, fmt.Errorf("github: base URL %q: a token is only sent over https (or http to a loopback address)", opts.BaseURL)
+	}
 	client := opts.HTTPClient
 	if client == nil {
 		client = &http.Client{Timeout: defaultTimeout}
+	}
+	if token != "" {
+		client = withTokenGuard(client, base)
 	}
 	ua := opts.UserAgent
 	if ua == "" {
@@ -124,6 +131,30 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 	// enterprise variable), the token is masked in everything ooda writes.
 	secret.Register(token)
 	return &GitHub{owner: owner, name: name, base: base, token: token, client: client, userAgent: ua, maxBody: maxBody, now: time.Now}, nil
+}
+
+// withTokenGuard returns a copy of c whose redirects carry the
+// Authorization header only back to base's host over a URL a token may
+// travel to: an https API answering with a redirect to http (or to another
+// host) must not receive the token in clear. Go's client forwards the
+// header to the same host whatever the scheme.
+func withTokenGuard(c *http.Client, base *url.URL) *http.Client {
+	guarded := *c
+	next := c.CheckRedirect
+	guarded.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !tokenSafeURL(req.URL) || !strings.EqualFold(req.URL.Host, base.Host) {
+			req.Header.Del("Authorization")
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		// net/http's default policy.
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &guarded
 }
 
 // splitRepo splits "owner/name", and reports false for anything else.
@@ -796,6 +827,31 @@ func runCommand(name string, args ...string) ([]byte, error) {
 	return runOutput(context.Background(), "", append([]string{name}, args...), append(os.Environ(), "GH_PROMPT_DISABLED=1"), 10*time.Second)
 }
 
+// isLoopback reports whether host (a URL's Hostname, without brackets or
+// port) is the local machine: an IP address in 127.0.0.0/8 or ::1, or
+// exactly "localhost". A name such as "127.attacker.example" or
+// "localhost.attacker.example" is resolved by DNS, which anyone may point
+// anywhere, so it is not.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// tokenSafeURL reports whether a token may travel to u: over https, or
+// over plain http to a loopback address (a test server, a local proxy).
+func tokenSafeURL(u *url.URL) bool {
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return true
+	case "http":
+		return isLoopback(u.Hostname())
+	}
+	return false
+}
+
 // RepoFromRemote extracts "owner/name" from a git remote URL in any of the
 // forms git accepts for a hosted repository: scp-like
 // (git@github.com:o/r.git), https://host/o/r(.git), ssh://git@host[:port]/o/r.git
@@ -878,8 +934,7 @@ func TokenForHost(apiURL string, lookup func(string) string, run func(name strin
 		return "", fmt.Errorf("forge.api_url %q is not a URL", apiURL)
 	}
 	host := strings.ToLower(u.Hostname())
-	loopback := host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1"
-	if u.Scheme != "https" && !(u.Scheme == "http" && loopback) {
+	if !tokenSafeURL(u) {
 		return "", fmt.Errorf("forge.api_url %q: a token is only sent over https (or http to a loopback address)", apiURL)
 	}
 	if host == "api.github.com" {

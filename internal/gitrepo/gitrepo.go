@@ -1,6 +1,7 @@
-// Package gitrepo runs the user's own git binary (their configuration,
-// credentials and hooks) on the project through the process runner. It is
-// what Step 6-D uses to commit exactly the state files a cycle wrote.
+// Package gitrepo runs the user's own git binary (their configuration and
+// hooks) on the project through the process runner. It is what Step 6-D
+// uses to commit exactly the state files a cycle wrote. Only the commands
+// that talk to a remote see ooda's credentials (docs/forge.md).
 package gitrepo
 
 import (
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/proc"
+	"github.com/ooda-loop/ooda/internal/secret"
 )
 
 // Repo is a git working tree.
@@ -79,7 +81,7 @@ func (r *Repo) RunInput(ctx context.Context, stdin []byte, args ...string) (stri
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	env := append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	env := append(gitEnv(args), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	res := r.Runner.Run(ctx, proc.Spec{Argv: append([]string{"git", "-C", r.Dir}, args...), Dir: r.Dir, Env: env, Timeout: timeout, Output: out, Stdin: stdin, KillGrace: 2 * time.Second})
 	if res.StartErr != nil {
 		return "", fmt.Errorf("git: %w", res.StartErr)
@@ -91,6 +93,42 @@ func (r *Repo) RunInput(ctx context.Context, stdin []byte, args ...string) (stri
 		return out.String(), &Error{Args: args, Code: res.ExitCode, Output: out.String()}
 	}
 	return out.String(), nil
+}
+
+// networkCommands are the git commands that talk to a remote and may
+// need ooda's credentials there: a credential helper such as
+// `gh auth git-credential` reads GH_TOKEN from git's environment.
+var networkCommands = map[string]bool{"push": true, "fetch": true, "pull": true, "ls-remote": true}
+
+// gitEnv is the environment git runs with for args. Everything git may start
+// on its own — hooks, core.fsmonitor, a diff or merge driver, an editor —
+// comes from the repository, which skills and merged pull requests can
+// write, so ooda's credentials are removed (secret.ChildEnv) except for a
+// command that talks to a remote (docs/forge.md): what that command starts
+// (a pre-push hook, a credential helper) sees them.
+func gitEnv(args []string) []string {
+	if networkCommands[subcommand(args)] {
+		return os.Environ()
+	}
+	return secret.ChildEnv(os.Environ(), nil, false)
+}
+
+// subcommand is the git command args run ("commit" for
+// `-c a=b commit -m x`): the first argument after git's own options, ""
+// when there is none.
+func subcommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-c" || a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace" ||
+			a == "--config-env" || a == "--super-prefix":
+			i++ // the option's value
+		case strings.HasPrefix(a, "-"):
+		default:
+			return a
+		}
+	}
+	return ""
 }
 
 // ResolveCommit checks that sha is a full object name (ValidSHA) of a

@@ -86,3 +86,69 @@ func TestBusyDetectsDetachedHeadAndMerges(t *testing.T) {
 		t.Errorf("error = %v", err)
 	}
 }
+
+// A skill or a merged pull request can write .git/hooks and .git/config:
+// a pre-commit hook and a core.fsmonitor command that dump their
+// environment must not find ooda's credentials in it when Step 6-D
+// commits the state files. A push, which may need them for a credential
+// helper, still passes them on (docs/forge.md).
+func TestHooksAndFsmonitorDoNotSeeCredentials(t *testing.T) {
+	const tok = "ghp_gitrepoHookLeak0123456789"
+	dir, git := setup(t)
+	t.Setenv("GITHUB_TOKEN", tok)
+	t.Setenv("GH_TOKEN", tok)
+	dumps := t.TempDir()
+	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\nenv > '"+dumps+"/pre-commit'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git("config", "core.fsmonitor", "sh -c 'env > "+dumps+"/fsmonitor'")
+	ctx := context.Background()
+	r, ok := Open(ctx, dir, nil)
+	if !ok {
+		t.Fatal("not opened")
+	}
+	os.WriteFile(filepath.Join(dir, "state.json"), []byte("{}\n"), 0o644)
+	if committed, err := r.CommitPaths(ctx, "evolve: cycle #1", []string{"state.json"}); err != nil || !committed {
+		t.Fatalf("committed %v, %v", committed, err)
+	}
+	for _, name := range []string{"pre-commit", "fsmonitor"} {
+		b, err := os.ReadFile(filepath.Join(dumps, name))
+		if err != nil {
+			t.Fatalf("the %s command did not run: %v", name, err)
+		}
+		if !strings.Contains(string(b), "GIT_AUTHOR_NAME=") {
+			t.Errorf("%s: not an environment dump: %q", name, b)
+		}
+		if strings.Contains(string(b), tok) {
+			t.Errorf("%s saw the token:\n%s", name, b)
+		}
+	}
+
+	remote := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	git("remote", "add", "origin", remote)
+	os.WriteFile(filepath.Join(dir, ".git", "hooks", "pre-push"), []byte("#!/bin/sh\nenv > '"+dumps+"/pre-push'\n"), 0o755)
+	if err := r.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dumps, "pre-push")); err != nil || !strings.Contains(string(b), "GITHUB_TOKEN="+tok) {
+		t.Errorf("a push keeps the credentials a credential helper needs: %v %q", err, b)
+	}
+}
+
+func TestSubcommandSkipsGitOptions(t *testing.T) {
+	for args, want := range map[string]string{
+		"commit -m x":                     "commit",
+		"-c merge.ff=true merge --squash": "merge",
+		"-C /tmp --no-pager push":         "push",
+		"--git-dir /x fetch":              "fetch",
+		"":                                "",
+	} {
+		if got := subcommand(strings.Fields(args)); got != want {
+			t.Errorf("subcommand(%q) = %q, want %q", args, got, want)
+		}
+	}
+}

@@ -25,9 +25,9 @@ const hexDigits = "0123456789abcdef"
 //
 //   - C0 controls U+0000–U+001F and DEL as \n, \r, \t or \xNN;
 //   - C1 controls U+0080–U+009F as \u0080 … \u009f;
-//   - the bidirectional embeddings, overrides and isolates U+202A–U+202E
-//     and U+2066–U+2069, and the line and paragraph separators U+2028 and
-//     U+2029, as \u202e and the like;
+//   - the bidirectional marks U+061C, U+200E and U+200F, embeddings,
+//     overrides and isolates U+202A–U+202E and U+2066–U+2069, and the line
+//     and paragraph separators U+2028 and U+2029, as \u202e and the like;
 //   - each byte of invalid UTF-8 as \xNN.
 //
 // Everything else, including a backslash and all printable Unicode, is
@@ -112,12 +112,64 @@ func unsafeRune(r rune) bool {
 	switch {
 	case r >= 0x80 && r <= 0x9f:
 		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+	case r == 0x061c || r == 0x200e || r == 0x200f,
+		r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
 		return true
 	case r == 0x2028 || r == 0x2029:
 		return true
 	}
 	return false
+}
+
+// JSON returns a document encoding/json wrote with every character it
+// leaves raw that Escape escapes — DEL, the C1 controls, the bidirectional
+// marks, embeddings, overrides and isolates — written as a \uXXXX escape.
+// Outside its strings a JSON document holds only ASCII punctuation, digits,
+// letters and whitespace, so each such character is inside a string, where
+// the escape decodes to the same character: the document means exactly
+// what it did, and printing it cannot drive a terminal or reorder what it
+// shows. b is returned unchanged (not copied) when it holds none.
+func JSON(b []byte) []byte {
+	i := firstJSONUnsafe(b)
+	if i < 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		r, size := utf8.DecodeRune(b[i:])
+		if jsonUnsafe(r, size) {
+			out = append(out, '\\', 'u', hexDigits[(r>>12)&0xf], hexDigits[(r>>8)&0xf], hexDigits[(r>>4)&0xf], hexDigits[r&0xf])
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
+}
+
+func firstJSONUnsafe(b []byte) int {
+	for i := 0; i < len(b); {
+		if b[i] < 0x7f {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if jsonUnsafe(r, size) {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+// jsonUnsafe reports the characters JSON escapes. Invalid UTF-8 (which
+// encoding/json never writes) is left as it is: \uXXXX cannot spell a byte.
+func jsonUnsafe(r rune, size int) bool {
+	if r == utf8.RuneError && size <= 1 {
+		return false
+	}
+	return r == 0x7f || unsafeRune(r)
 }
 
 func writeHexByte(b *strings.Builder, c byte) {

@@ -1,6 +1,7 @@
 package safetext
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,6 +26,7 @@ func TestEscape(t *testing.T) {
 		{"C1 CSI", "a\u009b2Jb", `a\u009b2Jb`},
 		{"bidi override", "file\u202etxt.exe", `file\u202etxt.exe`},
 		{"bidi isolates", "\u2066a\u2069", `\u2066a\u2069`},
+		{"bidi marks", "a\u200eb\u200fc\u061cd", `a\u200eb\u200fc\u061cd`},
 		{"line separator", "a\u2028b", `a\u2028b`},
 		{"invalid UTF-8", "a\xffb\xc3", `a\xffb\xc3`},
 		{"ESC byte after valid multibyte", "é\x1b", `é\x1b`},
@@ -74,5 +76,32 @@ func TestArgs(t *testing.T) {
 	j := errors.Join(errors.New("first\nforged"), errors.New("second"))
 	if got := fmt.Sprint(Args(j)...); got != "first\\nforged\nsecond" {
 		t.Fatalf("joined error = %q", got)
+	}
+}
+
+// encoding/json leaves DEL, the C1 controls and the bidirectional controls
+// raw; JSON escapes them and the document still decodes to the same value.
+func TestJSONEscapesWhatEncodingJSONLeaves(t *testing.T) {
+	in := map[string]string{"x\u009by\u202ez": "a\u0080b\u009fc\x7fd\u061c\u200e\u200f\u202a\u202d\u2066\u2069 é 日本 🚀 \\u202e \u2028"}
+	enc, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := JSON(enc)
+	for _, r := range []rune{0x7f, 0x80, 0x9b, 0x9f, 0x61c, 0x200e, 0x200f, 0x202a, 0x202d, 0x202e, 0x2066, 0x2069, 0x2028} {
+		if strings.ContainsRune(string(got), r) {
+			t.Errorf("U+%04X survived in %s", r, got)
+		}
+	}
+	if !strings.Contains(string(got), `"x\u009by\u202ez"`) || !strings.Contains(string(got), "é 日本 🚀") {
+		t.Errorf("escaped document %s", got)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(got, &back); err != nil || back["x\u009by\u202ez"] != in["x\u009by\u202ez"] {
+		t.Fatalf("does not decode to the same value: %v %q", err, back)
+	}
+	plain := []byte(`{"a": "é"}`)
+	if out := JSON(plain); &out[0] != &plain[0] {
+		t.Error("a document with nothing to escape is copied")
 	}
 }
