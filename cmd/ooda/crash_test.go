@@ -183,6 +183,23 @@ func waitFile(t *testing.T, p string, limit time.Duration) string {
 	return ""
 }
 
+// waitLockGroup waits until the cycle lock records pgid as its skill's
+// process group.
+func waitLockGroup(t *testing.T, dir string, pgid int, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		var l struct {
+			SkillPGID int `json:"skill_pgid"`
+		}
+		if b, err := os.ReadFile(lockPath(dir)); err == nil && json.Unmarshal(b, &l) == nil && l.SkillPGID == pgid {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the lock did not record the skill's group %d within %s", pgid, limit)
+}
+
 // alive reports whether pid is a process that has not exited. A zombie has
 // exited: an orphan's zombie lingers until whoever adopted it reaps it,
 // which in a container may be never.
@@ -302,6 +319,10 @@ func TestCrash_OrphanedSkillKeepsTheLockUntilRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	// The skill can write its pid before ooda has recorded its group in
+	// the lock; kill ooda only once the lock names the group, the state
+	// this test is about.
+	waitLockGroup(t, dir, pid, 20*time.Second)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

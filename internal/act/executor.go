@@ -92,6 +92,11 @@ func (e *ErrNoExecutor) Error() string { return "no executor for /" + config.Ski
 
 // Resolve finds the executor of skill.
 func (r *Registry) Resolve(cfg *config.Config, skill string) (Executor, error) {
+	// A skill name reaches argv through {skill}/{skill_name} and names
+	// skills/<name>/: whatever its source, it must be a plain name.
+	if err := config.ValidSkillName(skill); err != nil {
+		return nil, fmt.Errorf("skill %q: %w", skill, err)
+	}
 	key := config.SkillKey(skill)
 	for _, n := range cfg.SkillNames() {
 		if config.SkillKey(n) != key {

@@ -719,7 +719,9 @@ func durationOf(v float64, unit time.Duration) time.Duration {
 // lockTimeout is safety.lock_timeout_minutes as a duration, clamped (see
 // durationOf): it bounds the lock's age and every skill's run.
 func (c *cycle) lockTimeout() time.Duration {
-	return durationOf(c.cfg.Safety.LockTimeoutMinutes, time.Minute)
+	// LockTimeout floors the limit at one second: a value that rounds to
+	// zero would mean no skill time limit and an always-stale lock.
+	return c.cfg.Safety.LockTimeout()
 }
 
 // interrupted ends a cycle that a signal (its context) stopped before any
