@@ -724,7 +724,7 @@ func (g *Git) run(ctx context.Context, args ...string) (string, error) {
 	stderr := &gitrepo.CappedBuffer{Max: maxStderr}
 	// Through the one process seam: its own group, stopped with ctx.
 	res := g.runner.Run(ctx, proc.Spec{Argv: argv, Dir: g.dir, Env: gitEnv(), Output: stdout, Stderr: stderr,
-		OutputWait: 5 * time.Second, KillGrace: 2 * time.Second})
+		OutputWait: 5 * time.Second, KillGrace: 2 * time.Second, Light: true})
 	if stdout.Exceeded() && ctx.Err() == nil {
 		return "", &gitError{args: args, code: -1, err: fmt.Errorf("%w (safety.max_read_mib)", stdout.Err())}
 	}

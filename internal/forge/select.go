@@ -156,7 +156,7 @@ const maxStderr = 64 << 10
 func runOutput(ctx context.Context, dir string, argv, env []string, timeout time.Duration) ([]byte, error) {
 	stdout := &gitrepo.CappedBuffer{Max: maxSmallOutput}
 	stderr := &gitrepo.CappedBuffer{Max: maxStderr}
-	res := proc.Exec{}.Run(ctx, proc.Spec{Argv: argv, Dir: dir, Env: env, Timeout: timeout, Output: stdout, Stderr: stderr, KillGrace: time.Second})
+	res := proc.Exec{}.Run(ctx, proc.Spec{Argv: argv, Dir: dir, Env: env, Timeout: timeout, Output: stdout, Stderr: stderr, KillGrace: time.Second, Light: true})
 	switch {
 	case res.StartErr != nil:
 		return nil, res.StartErr

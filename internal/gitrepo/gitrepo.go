@@ -82,7 +82,7 @@ func (r *Repo) RunInput(ctx context.Context, stdin []byte, args ...string) (stri
 		timeout = 2 * time.Minute
 	}
 	env := append(gitEnv(args), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	res := r.Runner.Run(ctx, proc.Spec{Argv: append([]string{"git", "-C", r.Dir}, args...), Dir: r.Dir, Env: env, Timeout: timeout, Output: out, Stdin: stdin, KillGrace: 2 * time.Second})
+	res := r.Runner.Run(ctx, proc.Spec{Argv: append([]string{"git", "-C", r.Dir}, args...), Dir: r.Dir, Env: env, Timeout: timeout, Output: out, Stdin: stdin, KillGrace: 2 * time.Second, Light: true})
 	if res.StartErr != nil {
 		return "", fmt.Errorf("git: %w", res.StartErr)
 	}

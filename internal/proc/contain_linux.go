@@ -111,12 +111,12 @@ type containment struct {
 	pgid int
 }
 
-func newContainment(useCgroup bool) *containment {
+func newContainment(useCgroup, subreap bool) *containment {
 	c := &containment{run: registerRun(), tree: tree{self: os.Getpid(), known: map[int]uint64{}}}
 	if useCgroup {
 		c.cg = newCgroup()
 	}
-	if c.cg == nil {
+	if c.cg == nil && subreap {
 		enableSubreaper()
 	}
 	return c

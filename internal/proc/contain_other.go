@@ -12,7 +12,7 @@ import (
 // process that leaves the group cannot be found, so it is not stopped.
 type containment struct{ pgid int }
 
-func newContainment(bool) *containment { return &containment{} }
+func newContainment(bool, bool) *containment { return &containment{} }
 
 func (c *containment) start(build func(*syscall.SysProcAttr) *exec.Cmd) (*exec.Cmd, error) {
 	cmd, err := retryTextBusy(func() (*exec.Cmd, error) {

@@ -80,6 +80,12 @@ type Spec struct {
 	// has exited, for a background process that inherited its output and
 	// keeps it open; default DefaultOutputWait. Later output is dropped.
 	OutputWait time.Duration
+	// Light runs the process with its process group only: no cgroup of
+	// its own and no subreaper. It is for ooda's own short calls (git,
+	// gh), which start no daemons of their own and run several times a
+	// cycle, where creating and removing a cgroup each time would double
+	// the cost of a cycle. A stop still kills the whole group.
+	Light bool
 }
 
 // Result is the outcome of one Run.
@@ -199,7 +205,7 @@ func (e Exec) Run(ctx context.Context, s Spec) Result {
 	}
 
 	start := time.Now()
-	c := newContainment(!e.noCgroup)
+	c := newContainment(!e.noCgroup && !s.Light, !s.Light)
 	cmd, err := c.start(build)
 	if err != nil {
 		c.finish(false, 0)

@@ -231,6 +231,17 @@ func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 // value kept is the same, but the file's author learns that an edit or a
 // merge left two values behind.
 func duplicateKeyWarnings(display string, b []byte) []string {
+	// Every state file is read on every cycle and duplicates are rare:
+	// one allocation-free pass decides whether the precise walk, which
+	// builds a pointer for every key, is needed at all.
+	if !hasDuplicateKeys(b) {
+		return nil
+	}
+	return duplicateKeyWalk(display, b)
+}
+
+// duplicateKeyWalk is the precise walk of duplicateKeyWarnings.
+func duplicateKeyWalk(display string, b []byte) []string {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var out []string
@@ -283,4 +294,78 @@ func duplicateKeyWarnings(display string, b []byte) []string {
 		out = append(out, fmt.Sprintf("%s: %d more duplicated keys", display, more))
 	}
 	return out
+}
+
+// hasDuplicateKeys reports whether some object in the JSON document b
+// may name a key twice: keys are compared as written, and a key with an
+// escape answers true (the precise walk decodes it). It expects valid
+// JSON and answers false for anything else.
+func hasDuplicateKeys(b []byte) bool {
+	type object struct {
+		keys [][]byte
+		set  map[string]struct{}
+	}
+	var stack []*object // nil entries are arrays
+	expectKey := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '{':
+			stack = append(stack, &object{})
+			expectKey = true
+		case '[':
+			stack = append(stack, nil)
+			expectKey = false
+		case '}', ']':
+			if len(stack) == 0 {
+				return false
+			}
+			stack = stack[:len(stack)-1]
+			expectKey = false
+		case ',':
+			expectKey = len(stack) > 0 && stack[len(stack)-1] != nil
+		case ':':
+			expectKey = false
+		case '"':
+			start := i + 1
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(b) {
+				return false
+			}
+			if !expectKey || len(stack) == 0 || stack[len(stack)-1] == nil {
+				continue
+			}
+			o, key := stack[len(stack)-1], b[start:i]
+			if bytes.IndexByte(key, '\\') >= 0 {
+				// An escaped key may equal another spelled differently:
+				// leave it to the precise walk.
+				return true
+			}
+			if o.set != nil {
+				if _, dup := o.set[string(key)]; dup {
+					return true
+				}
+				o.set[string(key)] = struct{}{}
+				continue
+			}
+			for _, k := range o.keys {
+				if bytes.Equal(k, key) {
+					return true
+				}
+			}
+			o.keys = append(o.keys, key)
+			if len(o.keys) > 32 {
+				// Past a few dozen keys a set beats the linear scan.
+				o.set = make(map[string]struct{}, 2*len(o.keys))
+				for _, k := range o.keys {
+					o.set[string(k)] = struct{}{}
+				}
+				o.keys = nil
+			}
+		}
+	}
+	return false
 }
