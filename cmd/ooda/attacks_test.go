@@ -655,11 +655,11 @@ ln -s ../../../../../sentinel/secret.txt "$OODA_REPORT"
 		a.outside = a.manifestOutside()
 		a.symlink("../../../sentinel/evolve", "agent/state/evolve")
 		r := a.ooda("cycle", "--now", at(0))
-		if r.code == 0 {
-			t.Fatalf("a cycle ran with agent/state/evolve leading out of the project:\n%s", r)
+		if r.code != 2 {
+			t.Fatalf("a cycle with agent/state/evolve leading out of the project must stop with exit 2:\n%s", r)
 		}
 		noPanic(t, r)
-		wantLines(t, r, a.evolve("")+": outside the project, or reached through a symlink that leads out of it")
+		wantLines(t, r, "ooda: agent/state/evolve leads out of the project (a symlink that leaves it, or an absolute one): ooda keeps its state only inside the project; replace it with a directory")
 		if exists(a.path("ran")) {
 			t.Error("the skill ran")
 		}
@@ -893,7 +893,7 @@ func TestAttack5_InfiniteNumbersNeverLoseACycle(t *testing.T) {
 		a := newAttack(t, cfg, map[string]string{"x.sh": `printf '{"cost_usd": 1e303, "had_output": true}' > "$OODA_REPORT"` + "\n"})
 		for i := 1; i <= 2; i++ {
 			r := a.cycle(0, time.Duration(i)*time.Hour)
-			wantLines(t, r, "[WARN] /x: ignoring its report: skill report: cost_usd 1e+303 is out of range (0 to 1e+06)",
+			wantLines(t, r, fmt.Sprintf("[WARN] /x: ignoring its report agent/state/evolve/runs/%d-x.report.json: skill report: cost_usd 1e+303 is out of range (0 to 1e+06)", i),
 				fmt.Sprintf("[Record] Cycle #%d recorded", i))
 			a.checkRecorded(i)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/engine"
 )
 
 // Exit codes (CLI.md).
@@ -46,6 +47,10 @@ func exitCode(err error) int {
 		return ee.code
 	}
 	if config.IsConfigError(err) {
+		return ExitUsage
+	}
+	var pe *engine.ProjectError
+	if errors.As(err, &pe) {
 		return ExitUsage
 	}
 	return ExitInternal

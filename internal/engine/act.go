@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"time"
 
@@ -147,7 +148,11 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 		r.report, rerr = act.ParseReport(raw)
 	}
 	if rerr != nil && !c.refused("report_"+gapKey(config.SkillKey(skill)), rerr) {
-		c.printf("[WARN] %s: ignoring its report: %v", skill, rerr)
+		rel := c.store.ReportPath(c.res.Cycle, skill)
+		if r, err := filepath.Rel(c.store.Root, rel); err == nil {
+			rel = r
+		}
+		c.printf("[WARN] %s: ignoring its report %s: %v", skill, rel, rerr)
 		c.addGap("report_invalid_"+config.SkillKey(skill), "report_error", rerr.Error())
 	}
 	var after state.DomainState

@@ -78,6 +78,20 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// ProjectError is a project whose layout ooda cannot use safely, such as
+// a state directory that leads out of the project. Like a configuration
+// error, it is for the user to repair (exit 2).
+type ProjectError struct {
+	Path string
+	Err  error
+}
+
+func (e *ProjectError) Error() string {
+	return fmt.Sprintf("%s leads out of the project (a symlink that leaves it, or an absolute one): ooda keeps its state only inside the project; replace it with a directory", e.Path)
+}
+
+func (e *ProjectError) Unwrap() error { return e.Err }
+
 // Result is what a cycle did.
 type Result struct {
 	Status         string
@@ -273,6 +287,16 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		c.printf("Remove to resume: rm %s  (or: ooda resume)", cfg.Safety.HaltFile)
 		c.res.Status, c.res.Reason = StatusHalted, ReasonHalt
 		return *c.res, nil
+	}
+
+	// ooda keeps its state only inside the project: an agent/state or
+	// agent/state/evolve that leads out (a symlink, perhaps from a merged
+	// change) is the project's layout to repair, not an internal error.
+	for _, dir := range []string{filepath.Join("agent", "state"), filepath.Join("agent", "state", "evolve")} {
+		if _, err := c.store.Resolve(dir); err != nil && state.IsRefused(err) {
+			c.res.Status = StatusError
+			return *c.res, &ProjectError{Path: dir, Err: err}
+		}
 	}
 
 	// 0-B: lock (a dry run takes none).

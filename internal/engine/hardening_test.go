@@ -115,7 +115,7 @@ func TestStep6_ACostOf1e303IsRefusedAndEveryCycleRecorded(t *testing.T) {
 		skillScript+`printf '{"cost_usd": 1e303, "had_output": true}' > "$OODA_REPORT"`+"\n", nil)
 	for i := 1; i <= 2; i++ {
 		res, out := mustComplete(t, dir, t0.Add(time.Duration(i)*time.Hour))
-		if res.Cycle != i || res.Result != "success" || !strings.Contains(out, "[WARN] /only: ignoring its report: skill report: cost_usd 1e+303 is out of range (0 to 1e+06)") {
+		if res.Cycle != i || res.Result != "success" || !strings.Contains(out, fmt.Sprintf("[WARN] /only: ignoring its report agent/state/evolve/runs/%d-only.report.json: skill report: cost_usd 1e+303 is out of range (0 to 1e+06)", i)) {
 			t.Fatalf("cycle %d: %+v\n%s", i, res, out)
 		}
 	}
