@@ -1184,6 +1184,24 @@ func TestAttack8_ForgeRepoThatIsNotOwnerName(t *testing.T) {
 		})
 	}
 
+	// A default branch that is a git option never validates.
+	t.Run("git option as default branch", func(t *testing.T) {
+		t.Parallel()
+		a := newAttack(t, nil, map[string]string{"x.sh": reportScript})
+		cfg := attackConfig()
+		cfg["forge"] = map[string]any{"provider": "git", "default_branch": "--output=" + a.sentinel + "/victim.json"}
+		b, _ := json.Marshal(cfg)
+		writeFile(t, a.path("config.json"), string(b))
+		a.gitInit()
+		for _, args := range [][]string{{"cycle", "--dry-run", "--now", at(0)}, {"cycle", "--now", at(0)}, {"config", "validate"}} {
+			r := a.mustOoda(2, args...)
+			noPanic(t, r)
+			wantLines(t, r, "/forge/default_branch", "is not usable as a git branch name")
+		}
+		a.checkAfter()
+		a.checkNotRecorded(0)
+	})
+
 	// Configurations that validate but name a forge ooda cannot use: each
 	// is one warning, and the cycle runs and is recorded without a forge.
 	for _, tc := range []struct {
@@ -1192,8 +1210,6 @@ func TestAttack8_ForgeRepoThatIsNotOwnerName(t *testing.T) {
 		git   bool
 		want  string
 	}{
-		{"git option as default branch", map[string]any{"provider": "git", "default_branch": "--output=SENTINEL/victim.json"}, true,
-			`[WARN] Forge not available (forge.default_branch: "--output=SENTINEL/victim.json" is not a branch name`},
 		{"git outside a repository", map[string]any{"provider": "git"}, false, "[WARN] Forge not available (forge git: "},
 		{"github without a repo", map[string]any{"provider": "github"}, false, "[WARN] Forge not available (forge github: set forge.repo (owner/name)"},
 		{"token over plain http", map[string]any{"provider": "github", "repo": "octo/widget", "api_url": "http://ghe.example.invalid/api/v3"}, false,

@@ -20,6 +20,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/ooda-loop/ooda/internal/gitrepo"
 )
 
 // schemaJSON is the JSON Schema of config.json. It is embedded rather than
@@ -89,6 +91,7 @@ func ValidateSchema(file string, raw []byte) error {
 	issues := append(unparsable, duplicateKeyIssues(raw)...)
 	issues = append(issues, domainNameIssues(inst)...)
 	issues = append(issues, skillNameIssues(inst)...)
+	issues = append(issues, branchIssues(inst)...)
 	if len(unparsable) > 0 {
 		return issuesError(file, append(issues, huge...))
 	}
@@ -600,4 +603,37 @@ func ratString(r *big.Rat) string {
 	}
 	f, _ := r.Float64()
 	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// branchIssues reports forge.default_branch and every branch_prefix
+// (domains, implementation) that git would not take as a branch name: they
+// reach git's argv, so one like "--output=/tmp/x" must never validate,
+// and one git refuses would only fail later, every cycle.
+func branchIssues(inst any) []Issue {
+	doc, _ := inst.(map[string]any)
+	obj := func(v any) map[string]any {
+		m, _ := v.(map[string]any)
+		return m
+	}
+	var issues []Issue
+	check := func(v any, prefix bool, loc ...string) {
+		s, ok := v.(string)
+		if !ok || s == "" {
+			return
+		}
+		name := s
+		if prefix {
+			// A prefix is completed by the branch's own name.
+			name = strings.TrimSuffix(s, "/") + "/x"
+		}
+		if err := gitrepo.CheckBranchName(name); err != nil {
+			issues = append(issues, Issue{Path: pointer(loc), Reason: fmt.Sprintf("%q is not usable as a git branch name: %v", s, err)})
+		}
+	}
+	check(obj(doc["forge"])["default_branch"], false, "forge", "default_branch")
+	for d, v := range obj(doc["domains"]) {
+		check(obj(v)["branch_prefix"], true, "domains", d, "branch_prefix")
+	}
+	check(obj(doc["implementation"])["branch_prefix"], true, "implementation", "branch_prefix")
+	return issues
 }
