@@ -61,10 +61,11 @@ type GitOptions struct {
 //
 // A branch is merged when its tip is reachable from the default branch
 // (a fast-forward or merge-commit merge) or when a commit on the default
-// branch names it with "(branch <name>)" or an Ooda-Branch trailer (a
-// squash merge, as MergeSquash makes). Merged wins over closed: history,
-// not a marker, says what is on the default branch. A branch with no
-// commit of its own is therefore merged, as there is nothing to review.
+// branch names it with "(branch <name>)" or an Ooda-Branch trailer, or
+// names its tip in an Ooda-Head trailer (a squash merge, as MergeSquash
+// makes). Merged wins over closed: history, not a marker, says what is on
+// the default branch. A branch with no commit of its own is therefore
+// merged, as there is nothing to review.
 // A branch under ClosedRefPrefix is closed; every other one is open.
 //
 // The provider never fetches: it sees the remote as of the last fetch.
@@ -237,16 +238,18 @@ type squashCommit struct {
 var branchMention = regexp.MustCompile(`\(branch ([^\s()]+)\)`)
 
 // squashMerges finds squash commits by their "(branch X)" subject suffix
-// or Ooda-Branch trailer, skipping reverts, which quote the subject.
-func (g *Git) squashMerges(ctx context.Context, v *gitView) (map[string]squashCommit, error) {
+// or Ooda-Branch trailer, and by the merged tip of an Ooda-Head trailer,
+// skipping reverts, which quote the subject.
+func (g *Git) squashMerges(ctx context.Context, v *gitView) (byName, byTip map[string]squashCommit, err error) {
 	args := []string{"log", "--fixed-strings", "--grep=(branch ", "--grep=" + BranchTrailer + ":",
-		"--format=%H%x1f%ct%x1f%B%x1e", "--end-of-options"}
+		"--grep=" + HeadTrailer + ":", "--format=%H%x1f%ct%x1f%B%x1e", "--end-of-options"}
 	args = append(args, v.defaults...)
 	out, err := g.run(ctx, append(args, "--")...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	found := map[string]squashCommit{}
+	byTip = map[string]squashCommit{}
 	for _, rec := range strings.Split(out, "\x1e") {
 		f := strings.SplitN(strings.TrimLeft(rec, "\n"), "\x1f", 3)
 		if len(f) != 3 {
@@ -263,8 +266,16 @@ func (g *Git) squashMerges(ctx context.Context, v *gitView) (map[string]squashCo
 			names = append(names, m[1])
 		}
 		for _, line := range strings.Split(msg, "\n") {
-			if name, ok := strings.CutPrefix(strings.TrimSpace(line), BranchTrailer+":"); ok {
+			line = strings.TrimSpace(line)
+			if name, ok := strings.CutPrefix(line, BranchTrailer+":"); ok {
 				names = append(names, strings.TrimSpace(name))
+			}
+			if tip, ok := strings.CutPrefix(line, HeadTrailer+":"); ok {
+				if tip = strings.TrimSpace(tip); gitrepo.ValidSHA(tip) {
+					if _, seen := byTip[tip]; !seen {
+						byTip[tip] = c
+					}
+				}
 			}
 		}
 		for _, n := range names {
@@ -279,7 +290,7 @@ func (g *Git) squashMerges(ctx context.Context, v *gitView) (map[string]squashCo
 			}
 		}
 	}
-	return found, nil
+	return found, byTip, nil
 }
 
 // classify reads every PR branch and decides its state.
@@ -287,7 +298,7 @@ func (g *Git) classify(ctx context.Context, v *gitView) ([]gitPR, error) {
 	if len(g.prefixes) == 0 {
 		return nil, nil
 	}
-	squashed, err := g.squashMerges(ctx, v)
+	squashed, squashedTips, err := g.squashMerges(ctx, v)
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +347,14 @@ func (g *Git) classify(ctx context.Context, v *gitView) ([]gitPR, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch sq, ok := squashed[name]; {
+		sq, ok := squashed[name]
+		if !ok {
+			// A squash commit that could not name this branch (its name
+			// holds a secret or a control) names the tip it merged. Only the very tip:
+			// a branch built on top of it has unmerged work.
+			sq, ok = squashedTips[p.tip]
+		}
+		switch {
 		case merged:
 		case ok:
 			p.State, p.Merged, p.Closed, p.MergeSHA = StateMerged, sq.at, sq.at, sq.sha
@@ -545,6 +563,11 @@ func (g *Git) Facts(ctx context.Context, number int) (Facts, error) {
 //
 //	Ooda-Branch: <name>
 //
+// The subject is made one line without control characters, and known
+// secrets are masked in it and in the name. A name that had to be altered
+// so is no name of any branch, so the commit then also carries
+// "Ooda-Head: <tip>", by which the branch is recognised instead.
+//
 // The working tree must be on the local default branch with nothing staged
 // (modified and untracked files are left alone; git refuses the merge if it
 // would overwrite one). A failed merge is undone. The commit is local:
@@ -588,14 +611,23 @@ func (g *Git) MergeSquash(ctx context.Context, number int, headSHA string) error
 	case exitCode(err) != 1:
 		return g.undoMerge(ctx, err)
 	}
-	title := p.Title
+	// The subject and the branch name are the skill's text: the commit is
+	// ooda's, may be pushed, and is shown by `git log` on terminals, so it
+	// gets no secret and no control character from them (docs/forge.md).
+	branch, exact := messageBranch(p.HeadRef)
+	title := commitLine(p.Title)
 	if title == "" {
-		title = p.HeadRef
+		title = branch
+	}
+	trailers := BranchTrailer + ": " + branch
+	if !exact {
+		// The masked name finds no branch again; the merged tip does.
+		trailers += "\n" + HeadTrailer + ": " + p.tip
 	}
 	// --cleanup=whitespace keeps a subject that starts with '#', which the
 	// default cleanup would drop as a comment.
 	if _, err := g.run(ctx, "commit", "--cleanup=whitespace",
-		"-m", title+" (branch "+p.HeadRef+")", "-m", BranchTrailer+": "+p.HeadRef); err != nil {
+		"-m", title+" (branch "+branch+")", "-m", trailers); err != nil {
 		return g.undoMerge(ctx, fmt.Errorf("git forge: committing the squash of PR #%d: %w", number, err))
 	}
 	return nil
