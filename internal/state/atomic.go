@@ -1,8 +1,6 @@
 package state
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,14 +48,13 @@ func AppendLine(path string, line []byte) error {
 
 // encodeJSON is the one encoding of every state file: indented, and without
 // HTML escaping, so a user's `&&` or `>` stays readable in the file. The
-// store's writer redacts the result (writeFile).
+// indentation is bounded (indentBounded): a preserved unknown value nested
+// deep or holding a long array cannot make the file many times larger
+// than its content. The store's writer redacts the result (writeFile).
 func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	b, err := marshalNoEscape(v)
+	if err != nil {
 		return nil, err
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return indentBounded(b), nil
 }

@@ -114,12 +114,13 @@ func (s *Store) SaveRunLog(cycle int, skill string, data []byte) error {
 
 // PrepareRunsDir makes sure the runs directory exists and removes a stale
 // report left by an earlier attempt of the same cycle, so a report is only
-// ever read from the run that wrote it.
+// ever read from the run that wrote it. A runs that is not a directory (a
+// file, a symlink out of the project) is set aside first (see ensureDir).
 func (s *Store) PrepareRunsDir(cycle int, skill string) error {
 	if err := CheckName("skill", skill); err != nil {
 		return err
 	}
-	if err := s.mkdirAll(filepath.Join(s.EvolveDir, "runs")); err != nil {
+	if err := s.ensureDir(filepath.Join(s.EvolveDir, "runs")); err != nil {
 		return err
 	}
 	err := s.remove(s.ReportPath(cycle, skill))
@@ -136,7 +137,7 @@ func (s *Store) ReadReport(cycle int, skill string) ([]byte, error) {
 	if err := CheckName("skill", skill); err != nil {
 		return nil, err
 	}
-	b, _, err := s.readFile(s.ReportPath(cycle, skill))
+	b, _, err := s.readJSONFile(s.ReportPath(cycle, skill))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -169,6 +170,9 @@ var ErrProposalsFull = errors.New("proposed-skills/ is full")
 func (s *Store) WriteProposal(gap, text string) (bool, error) {
 	dir := filepath.Join(s.EvolveDir, "proposed-skills")
 	p := filepath.Join(dir, safeName(gap)+".md")
+	if err := s.ensureDir(dir); err != nil {
+		return false, err
+	}
 	if _, err := s.lstat(p); err == nil {
 		return false, nil
 	}
@@ -222,4 +226,40 @@ func (s *Store) PruneRuns(cycle int) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// ensureDir makes the directory p of the store's own (runs/,
+// proposed-skills/). Something else at that name — a regular file, a
+// symlink out of the project or to a file — would stop every cycle's
+// skill, so it is moved, unread, to <name>.corrupt-<UTC> (a symlink is
+// moved itself) and the directory created; Notices says so. A symlink to a
+// directory inside the project is followed, as everywhere.
+func (s *Store) ensureDir(p string) error {
+	err := s.mkdirAll(p)
+	if err == nil {
+		return nil
+	}
+	fi, lerr := s.lstat(p)
+	if lerr != nil && !IsRefused(lerr) {
+		return err
+	}
+	if lerr == nil && fi.IsDir() {
+		return err
+	}
+	dst := s.freeName(p + ".corrupt-" + time.Now().UTC().Format("20060102T150405Z"))
+	if _, merr := s.moveAside(p, dst); merr != nil {
+		return errors.Join(err, merr)
+	}
+	s.notices = append(s.notices, fmt.Sprintf("%s is not a directory (%v); moved to %s and a new directory created", s.display(p), err, s.display(dst)))
+	return s.mkdirAll(p)
+}
+
+// Notices returns, and forgets, what the store repaired on its own since
+// the last call (a runs/ or proposed-skills/ that was not a directory,
+// a cycle_log.jsonl that could not be appended to): each names the path
+// and where the old one went, for the cycle to print as a warning.
+func (s *Store) Notices() []string {
+	n := s.notices
+	s.notices = nil
+	return n
 }

@@ -51,7 +51,7 @@ func (d DomainState) LastRunTime() (time.Time, bool) {
 // file is not read.
 func (s *Store) ReadDomainState(rel string) (DomainState, error) {
 	p := s.Path(rel)
-	b, fi, err := s.readFile(p)
+	b, fi, err := s.readJSONFile(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return DomainState{}, nil
@@ -199,7 +199,7 @@ func (s *Store) ReadLens(domain string) (Lens, bool, error) {
 	if err := CheckName("domain", domain); err != nil {
 		return Lens{}, false, err
 	}
-	b, _, err := s.readFile(s.LensPath(domain))
+	b, _, err := s.readJSONFile(s.LensPath(domain))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Lens{}, false, nil
@@ -246,9 +246,18 @@ type ExternalSignal struct {
 	Content json.RawMessage `json:"content"`
 }
 
+// MaxExternalSignals is how many agent/state/external/*.json files one
+// cycle reads; the rest, in name order, are skipped with one warning.
+const MaxExternalSignals = 100
+
 // ReadExternalSignals reads agent/state/external/*.json in name order. A
 // missing directory is no signals; an unreadable or refused file (too
-// large, not regular, a symlink out of the project) is reported and skipped.
+// large, not regular, a symlink out of the project, nested too deep) is
+// reported and skipped. At most MaxExternalSignals files are read, and at
+// most the read limit (safety.max_read_mib) in total: each file alone may
+// be that large, and a directory of them would otherwise cost its whole
+// size in memory. A file that would pass the total is skipped, and so is
+// every file after it.
 func (s *Store) ReadExternalSignals() ([]ExternalSignal, []error) {
 	dir := filepath.Join(s.Root, "agent", "state", "external")
 	ents, err := s.readDir(dir)
@@ -267,8 +276,21 @@ func (s *Store) ReadExternalSignals() ([]ExternalSignal, []error) {
 	sort.Strings(matches)
 	var out []ExternalSignal
 	var errs []error
-	for _, m := range matches {
-		b, _, err := s.readFile(m)
+	if len(matches) > MaxExternalSignals {
+		errs = append(errs, fmt.Errorf("external signals %s: %d files; only the first %d in name order are read, %d skipped", s.display(dir), len(matches), MaxExternalSignals, len(matches)-MaxExternalSignals))
+		matches = matches[:MaxExternalSignals]
+	}
+	left := s.maxRead()
+	for i, m := range matches {
+		b, _, err := s.readFileLimit(m, min(s.maxRead(), left))
+		var tl *TooLargeError
+		if errors.As(err, &tl) && left < s.maxRead() {
+			errs = append(errs, fmt.Errorf("external signals %s: the files read so far and %s pass the total read limit of %s (safety.max_read_mib); %d file(s) skipped", s.display(dir), s.display(m), sizeString(s.maxRead()), len(matches)-i))
+			break
+		}
+		if err == nil {
+			err = checkDepth(m, b)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("external signal %s: %w", m, err))
 			continue
@@ -277,6 +299,7 @@ func (s *Store) ReadExternalSignals() ([]ExternalSignal, []error) {
 			errs = append(errs, fmt.Errorf("external signal %s: not valid JSON", m))
 			continue
 		}
+		left -= int64(len(b))
 		out = append(out, ExternalSignal{Name: filepath.Base(m), Content: json.RawMessage(b)})
 	}
 	return out, errs
@@ -285,7 +308,7 @@ func (s *Store) ReadExternalSignals() ([]ExternalSignal, []error) {
 // ReadActiveContext reads the active context blob (opaque JSON) and its age.
 func (s *Store) ReadActiveContext(rel string) (json.RawMessage, time.Time, error) {
 	p := s.Path(rel)
-	b, fi, err := s.readFile(p)
+	b, fi, err := s.readJSONFile(p)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -327,7 +350,7 @@ func (s *Store) ReadRotationCursor(domain string) (RotationCursor, error) {
 	if err := CheckName("domain", domain); err != nil {
 		return RotationCursor{}, err
 	}
-	b, _, err := s.readFile(s.RotationCursorPath(domain))
+	b, _, err := s.readJSONFile(s.RotationCursorPath(domain))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return RotationCursor{}, nil

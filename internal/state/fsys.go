@@ -85,15 +85,17 @@ func (e *NameError) Error() string {
 }
 
 // IsRefused reports whether err is a refusal of this package — a file too
-// large, not regular, outside the project, or a name that is not plain —
-// rather than an I/O failure or a decode error. A refused report or state
+// large, not regular, outside the project, JSON nested deeper than
+// MaxJSONDepth, or a name that is not plain — rather than an I/O failure
+// or a decode error. A refused report or state
 // file is a warning and a skill gap; the cycle goes on without it.
 func IsRefused(err error) bool {
 	var tl *TooLargeError
 	var nr *NotRegularError
 	var out *OutsideError
 	var ne *NameError
-	return errors.As(err, &tl) || errors.As(err, &nr) || errors.As(err, &out) || errors.As(err, &ne)
+	var de *DepthError
+	return errors.As(err, &tl) || errors.As(err, &nr) || errors.As(err, &out) || errors.As(err, &ne) || errors.As(err, &de)
 }
 
 // CheckName refuses a domain or skill name that could address anything but
@@ -310,8 +312,10 @@ func appendIn(r *os.Root, name, display string, line []byte) error {
 	f, err := r.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		// A non-blocking open for writing of a pipe nobody reads fails
-		// with ENXIO instead of waiting for a reader.
-		if errors.Is(err, syscall.ENXIO) {
+		// with ENXIO instead of waiting for a reader; a directory fails
+		// with EISDIR. Either is a file of the wrong type, set aside by
+		// the caller.
+		if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EISDIR) {
 			if fi, serr := r.Stat(name); serr == nil && !fi.Mode().IsRegular() {
 				return &NotRegularError{Path: display, Mode: fi.Mode()}
 			}
@@ -546,7 +550,7 @@ func (s *Store) movable(p string, refusal error) bool {
 	var nr *NotRegularError
 	var out *OutsideError
 	switch {
-	case errors.As(refusal, &tl), errors.As(refusal, &nr):
+	case errors.As(refusal, &tl), errors.As(refusal, &nr), isDepth(refusal):
 		return true
 	case errors.As(refusal, &out):
 		fi, err := s.lstat(p)

@@ -319,7 +319,7 @@ func (s *Store) ReadLensChangelog(domain string) (LensChangelog, error) {
 	if err := CheckName("domain", domain); err != nil {
 		return LensChangelog{}, err
 	}
-	b, _, err := s.readFile(s.LensChangelogPath(domain))
+	b, _, err := s.readJSONFile(s.LensChangelogPath(domain))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return LensChangelog{Domain: domain}, nil

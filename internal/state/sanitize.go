@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -94,35 +95,130 @@ func (s *Store) sanitize(snap *Snapshot) {
 		}
 	}
 
-	// A negative cycle counter would number the next cycle -4 and collide
-	// with recorded cycles: resume after the highest cycle any file
+	// Counters that only ever count up from 0: a negative value would keep
+	// a breaker (silent failures, observe-only saturation) from ever
+	// tripping, and a huge one would overflow when incremented.
+	counter := func(name, ptr string, v *int) {
+		switch {
+		case *v < 0:
+			warn(name, ptr, "%d is negative; using 0", *v)
+			*v = 0
+		case *v > MaxCounter:
+			warn(name, ptr, "%d is out of range (above %d); using %d", *v, MaxCounter, MaxCounter)
+			*v = MaxCounter
+		}
+	}
+	st := &snap.State
+	counter(StateFile, "/consecutive_observe_only_cycles", &st.ConsecutiveObserveOnlyCycles)
+	counter(StateFile, "/consecutive_silent_failures", &st.ConsecutiveSilentFailures)
+	counter(StateFile, "/saturation_evaluated_cycle", &st.SaturationEvaluated)
+	for _, d := range sortedKeys(st.AlertStreaks) {
+		v := st.AlertStreaks[d]
+		counter(StateFile, "/alert_streaks/"+escapePointer(d), &v)
+		st.AlertStreaks[d] = v
+	}
+	mc := &snap.Metrics.Counters
+	for _, c := range []struct {
+		key string
+		v   *int
+	}{
+		{"total_cycles", &mc.TotalCycles},
+		{"total_skill_executions", &mc.TotalSkillExecutions},
+		{"total_prs_created", &mc.TotalPRsCreated},
+		{"total_prs_merged", &mc.TotalPRsMerged},
+		{"total_prs_rejected", &mc.TotalPRsRejected},
+		{"total_futile_cycles", &mc.TotalFutileCycles},
+		{"actions_added", &mc.ActionsAdded},
+		{"actions_resolved", &mc.ActionsResolved},
+		{"current_streak", &mc.CurrentStreak},
+		{"longest_streak", &mc.LongestStreak},
+	} {
+		counter(MetricsFile, "/counters/"+c.key, c.v)
+	}
+	for _, d := range sortedKeys(mc.DomainExecutions) {
+		v := mc.DomainExecutions[d]
+		counter(MetricsFile, "/counters/domain_executions/"+escapePointer(d), &v)
+		mc.DomainExecutions[d] = v
+	}
+
+	// A cycle counter that is negative, absurd, or lost with a state.json
+	// that was set aside would number the next cycles 1, 2, … again and
+	// overwrite their run logs: resume after the highest cycle any file
 	// recorded.
-	if c := snap.State.CycleCount; c < 0 {
-		high := highestCycle(snap)
-		warn(StateFile, "/cycle_count", "%d is negative; using %d, the highest cycle recorded in the decision log, outcomes, cost ledger, checkpoints and reflections", c, high)
-		snap.State.CycleCount = high
+	const sources = "the decision log, outcomes, cost ledger, checkpoints, reflections and the end of cycle_log.jsonl"
+	s.recoveredCycle = -1
+	switch c := st.CycleCount; {
+	case c < 0:
+		high := s.highestCycle(snap)
+		warn(StateFile, "/cycle_count", "%d is negative; using %d, the highest cycle recorded in %s", c, high, sources)
+		st.CycleCount = high
+		s.recoveredCycle = high
+	case c > MaxCounter:
+		high := s.highestCycle(snap)
+		warn(StateFile, "/cycle_count", "%d is out of range (above %d); using %d, the highest cycle recorded in %s", c, MaxCounter, high, sources)
+		st.CycleCount = high
+		s.recoveredCycle = high
+	case stateSetAside(snap):
+		if high := s.highestCycle(snap); high > 0 {
+			warn(StateFile, "/cycle_count", "the file is set aside; using %d, the highest cycle recorded in %s", high, sources)
+			st.CycleCount = high
+			s.recoveredCycle = high
+		}
 	}
 }
 
-// highestCycle is the highest cycle id recorded in the snapshot, or 0.
-func highestCycle(snap *Snapshot) int {
-	high := 0
+// MaxCounter bounds cycle_count and every counter of state.json and
+// metrics.json: a billion cycles is centuries of hourly runs, and the
+// bound keeps every increment far from overflowing.
+const MaxCounter = 1_000_000_000
+
+// stateSetAside reports whether state.json is corrupt or refused, so that
+// the cycle starts from an empty state.
+func stateSetAside(snap *Snapshot) bool {
+	for _, c := range snap.Corrupt {
+		if c.File == StateFile {
+			return true
+		}
+	}
+	return false
+}
+
+// sortedKeys returns m's keys in order, so warnings come out the same way
+// every time.
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// highestCycle is the highest cycle id recorded in the snapshot or at the
+// end of the cycle log, or 0. Ids beyond MaxCounter are not cycles.
+func (s *Store) highestCycle(snap *Snapshot) int {
+	high := s.cycleLogTailHigh()
+	take := func(c int) {
+		if c > high && c <= MaxCounter {
+			high = c
+		}
+	}
 	for _, e := range snap.State.DecisionLog {
-		high = max(high, e.Cycle)
+		take(e.Cycle)
 	}
 	for _, o := range snap.Outcomes.Entries {
-		high = max(high, o.CycleID)
+		take(o.CycleID)
 	}
 	if snap.CostLedger != nil {
 		for _, e := range snap.CostLedger.Entries {
-			high = max(high, e.CycleID)
+			take(e.CycleID)
 		}
 	}
 	for _, c := range snap.Checkpoints.Checkpoints {
-		high = max(high, c.Cycle)
+		take(c.Cycle)
 	}
 	for _, r := range snap.Reflections.Reflections {
-		high = max(high, r.Cycle)
+		take(r.Cycle)
 	}
 	return high
 }

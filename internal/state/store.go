@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -44,11 +47,17 @@ type Store struct {
 	// DefaultMaxRead. A larger file is refused with *TooLargeError.
 	MaxRead int64
 	written map[string]bool
+	// recoveredCycle is the cycle count the last Load recovered (a
+	// negative, absurd or set-aside cycle_count), or -1: Reset writes it,
+	// so a state.json reset by a cycle that then ends early still numbers
+	// the next cycle after the recorded ones.
+	recoveredCycle int
+	notices        []string
 }
 
 // New returns the store of the project at root.
 func New(root string) *Store {
-	return &Store{Root: root, EvolveDir: filepath.Join(root, "agent", "state", "evolve"), written: map[string]bool{}}
+	return &Store{Root: root, EvolveDir: filepath.Join(root, "agent", "state", "evolve"), written: map[string]bool{}, recoveredCycle: -1}
 }
 
 // Path joins a path relative to the project root (an absolute path is
@@ -200,7 +209,7 @@ func (s *Store) checkEvolveDir() error {
 // error. Duplicated keys are reported in warns.
 func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err error) {
 	p := s.EvolvePath(name)
-	b, _, err := s.readFile(p)
+	b, _, err := s.readJSONFile(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
@@ -232,7 +241,7 @@ func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err e
 // pipe or a device costs nothing and a symlink's target is never touched.
 func (s *Store) Quarantine(c Corruption, now time.Time) (string, error) {
 	dst := s.freeName(c.Path + ".corrupt-" + now.UTC().Format("20060102T150405Z"))
-	b, _, err := s.readFile(c.Path)
+	b, _, err := s.readJSONFile(c.Path)
 	if err != nil {
 		if s.movable(c.Path, err) {
 			return s.moveAside(c.Path, dst)
@@ -255,7 +264,7 @@ func (s *Store) QuarantineLedger(now time.Time) (string, error) {
 	if _, err := s.lstat(dst); err == nil {
 		dst = s.freeName(dst + "-" + now.UTC().Format("20060102T150405Z"))
 	}
-	b, _, err := s.readFile(p)
+	b, _, err := s.readJSONFile(p)
 	if err != nil {
 		if s.movable(p, err) {
 			return s.moveAside(p, dst)
@@ -394,6 +403,7 @@ func (s *Store) AppendCycleLog(line any) error {
 		if _, merr := s.moveAside(p, dst); merr != nil {
 			return errors.Join(err, merr)
 		}
+		s.notices = append(s.notices, fmt.Sprintf("%s cannot be appended to (%v); moved to %s and a new log started", s.display(p), err, s.display(dst)))
 		err = s.appendFile(p, b)
 	}
 	if err != nil {
@@ -401,6 +411,63 @@ func (s *Store) AppendCycleLog(line any) error {
 	}
 	s.written[p] = true
 	return nil
+}
+
+// cycleLogTailBytes is how much of the end of cycle_log.jsonl is read to
+// recover a lost cycle count: the log grows forever and is never read
+// whole.
+const cycleLogTailBytes = 64 << 10
+
+// cycleLogTailHigh is the highest cycle_id (or cycle) of the lines in the
+// last cycleLogTailBytes of cycle_log.jsonl, or 0. Only a regular file
+// inside the project is read; anything else counts as no log.
+func (s *Store) cycleLogTailHigh() int {
+	p := s.EvolvePath(CycleLogFile)
+	rel, err := s.rel(p)
+	if err != nil {
+		return 0
+	}
+	r, err := s.openRoot(false)
+	if err != nil {
+		return 0
+	}
+	defer r.Close()
+	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	off := max(0, fi.Size()-cycleLogTailBytes)
+	buf := make([]byte, fi.Size()-off)
+	n, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0
+	}
+	lines := bytes.Split(buf[:n], []byte("\n"))
+	if off > 0 && len(lines) > 0 {
+		// The first line is cut at the window's start.
+		lines = lines[1:]
+	}
+	high := 0
+	for _, line := range lines {
+		var l struct {
+			CycleID *int `json:"cycle_id"`
+			Cycle   *int `json:"cycle"`
+		}
+		if json.Unmarshal(line, &l) != nil {
+			continue
+		}
+		for _, c := range []*int{l.CycleID, l.Cycle} {
+			if c != nil && *c > high && *c <= MaxCounter {
+				high = *c
+			}
+		}
+	}
+	return high
 }
 
 // LockPath is the cycle lock's path.
@@ -452,7 +519,7 @@ func (s *Store) RemoveHalt(haltFile string) (removed bool, err error) {
 func (s *Store) Reset(name string) error {
 	switch name {
 	case StateFile:
-		return s.SaveState(State{SchemaVersion: "1.2.0"})
+		return s.SaveState(State{SchemaVersion: "1.2.0", CycleCount: max(0, s.recoveredCycle)})
 	case ConfidenceFile:
 		return s.SaveConfidence(NewConfidence())
 	case GoalsFile:

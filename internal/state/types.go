@@ -543,17 +543,32 @@ func NewCostLedger(now time.Time) CostLedger {
 	return CostLedger{SchemaVersion: "1.0.0", Date: now.UTC().Format("2006-01-02"), Entries: []CostEntry{}}
 }
 
-// ResetIfNewDay applies the 1-A daily reset: a ledger from another UTC day
-// starts over at zero. It reports whether it reset.
+// ResetIfNewDay applies the 1-A daily reset: a ledger from an earlier UTC
+// day starts over at zero. It reports whether it reset. A ledger dated
+// after today is clock skew (or a hostile edit), not a new day: it is kept
+// as it is, entries and total, so the day's spend still counts against
+// the daily cap (see DateInFuture, for the caller's warning).
 func (c *CostLedger) ResetIfNewDay(now time.Time) bool {
 	today := now.UTC().Format("2006-01-02")
-	if c.Date == today {
+	if c.Date == today || c.DateInFuture(now) {
 		return false
 	}
 	c.Date = today
 	c.Entries = []CostEntry{}
 	c.TotalEstimatedUSD = 0
 	return true
+}
+
+// DateInFuture reports whether the ledger's date is a UTC day after now's:
+// the clock went back, or the file was edited. ResetIfNewDay keeps such a
+// ledger; the caller warns.
+func (c *CostLedger) DateInFuture(now time.Time) bool {
+	d, err := time.Parse("2006-01-02", c.Date)
+	if err != nil {
+		return false
+	}
+	today, _ := time.Parse("2006-01-02", now.UTC().Format("2006-01-02"))
+	return d.After(today)
 }
 
 // Outcome is one outcomes.json entry (6-C9).

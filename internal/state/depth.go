@@ -1,0 +1,162 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+)
+
+// MaxJSONDepth is the deepest nesting of objects and arrays accepted in
+// any JSON file ooda reads under agent/state/ (evolve files, domain state
+// files, lenses, lens changelogs, rotation cursors, external signals, the
+// active context, reports). No file ooda writes comes near it; a deeper
+// file is hostile or broken, and decoding and re-encoding it would cost
+// memory and output in proportion to its depth squared.
+const MaxJSONDepth = 64
+
+// DepthError is a JSON file nested deeper than MaxJSONDepth. It is refused
+// like a file that is too large: it is not decoded.
+type DepthError struct {
+	Path  string
+	Depth int
+	Limit int
+}
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("%s: JSON nested %d levels deep, deeper than the limit of %d; not decoded", e.Path, e.Depth, e.Limit)
+}
+
+// jsonDepth returns the deepest nesting of objects and arrays in b, by one
+// pass over the bytes that skips strings: no allocation, whatever b holds.
+func jsonDepth(b []byte) int {
+	depth, high := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+			high = max(high, depth)
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return high
+}
+
+// checkDepth refuses b when it nests deeper than MaxJSONDepth.
+func checkDepth(display string, b []byte) error {
+	if d := jsonDepth(b); d > MaxJSONDepth {
+		return &DepthError{Path: display, Depth: d, Limit: MaxJSONDepth}
+	}
+	return nil
+}
+
+// readJSONFile is readFile for a file that holds JSON: a file nested
+// deeper than MaxJSONDepth is refused with a *DepthError before anything
+// decodes it.
+func (s *Store) readJSONFile(p string) ([]byte, fs.FileInfo, error) {
+	b, fi, err := s.readFile(p)
+	if err != nil {
+		return b, fi, err
+	}
+	if err := checkDepth(p, b); err != nil {
+		return nil, fi, err
+	}
+	return b, fi, nil
+}
+
+// isDepth reports whether err is a *DepthError.
+func isDepth(err error) bool {
+	var de *DepthError
+	return errors.As(err, &de)
+}
+
+// maxIndentDepth is the deepest level whose contents encodeJSON puts on
+// lines of their own; anything nested deeper (only ever a preserved
+// unknown value) is written compact.
+const maxIndentDepth = 8
+
+// indentBounded indents the compact JSON src like json.Indent with two
+// spaces, with two bounds that keep the output in proportion to the input
+// whatever it holds: containers nested deeper than maxIndentDepth are
+// written compact, and once the indentation added exceeds the input's own
+// size plus 64 KiB the rest is written compact, so the output is never
+// more than twice the input plus 64 KiB and a few bytes. Indentation costs a line and its
+// leading spaces per value, so a deeply nested or very long preserved
+// value would otherwise grow without bound (depth² for nested arrays).
+func indentBounded(src []byte) []byte {
+	budget := len(src) + 64<<10
+	out := make([]byte, 0, len(src)+len(src)/2+64)
+	depth := 0
+	flat := false
+	needIndent := false
+	i := 0
+	pretty := func(d int) bool {
+		if !flat && len(out)-i > budget {
+			flat = true
+		}
+		return !flat && d <= maxIndentDepth
+	}
+	newline := func(d int) {
+		out = append(out, '\n')
+		for j := 0; j < d; j++ {
+			out = append(out, ' ', ' ')
+		}
+	}
+	for ; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		if needIndent && c != ']' && c != '}' {
+			needIndent = false
+			if pretty(depth) {
+				newline(depth)
+			}
+		}
+		switch c {
+		case '"':
+			start := i
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+			out = append(out, src[start:min(i+1, len(src))]...)
+		case '{', '[':
+			out = append(out, c)
+			depth++
+			needIndent = true
+		case ',':
+			out = append(out, c)
+			if pretty(depth) {
+				newline(depth)
+			}
+		case ':':
+			out = append(out, c)
+			if pretty(depth) {
+				out = append(out, ' ')
+			}
+		case '}', ']':
+			if needIndent {
+				// An empty container stays "[]" or "{}".
+				needIndent = false
+			} else if pretty(depth) {
+				newline(depth - 1)
+			}
+			depth--
+			out = append(out, c)
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
