@@ -93,9 +93,21 @@ func runInit(g *globals, o initOptions) error {
 		return err
 	}
 	b = append(b, '\n')
-	if _, err := config.Parse(cfgPath, b); err != nil {
-		return fmt.Errorf("internal error: init produced an invalid config: %w", err)
+	// The content is fixed, so what can fail here is the project: a file
+	// in the way of the HALT file, say. The paths are checked against the
+	// project, as every command does, wherever --config puts the file.
+	if _, err := config.ParseProject(cfgPath, b, root); err != nil {
+		return fmt.Errorf("the configuration init writes does not validate in this project: %w", err)
 	}
+	// .gitignore is read, and refused if need be, before anything is
+	// written: a refusal leaves the project as it was.
+	gitignore, added, err := planGitignore(root, []string{"agent/state/evolve/.lock", "agent/state/evolve/runs/", config.Default().Safety.HaltFile})
+	if err != nil {
+		return usageError(err)
+	}
+	// The write replaces whatever is at the name (a rename in its
+	// directory), so a config.json that is a symlink is replaced, never
+	// followed.
 	if err := state.WriteFileAtomic(cfgPath, b, 0o644); err != nil {
 		return err
 	}
@@ -104,9 +116,10 @@ func runInit(g *globals, o initOptions) error {
 			return err
 		}
 	}
-	added, err := ensureGitignore(root, []string{"agent/state/evolve/.lock", "agent/state/evolve/runs/", config.Default().Safety.HaltFile})
-	if err != nil {
-		return err
+	if added != nil {
+		if err := state.WriteFileAtomic(filepath.Join(root, gitignoreName), gitignore, 0o644); err != nil {
+			return err
+		}
 	}
 	if added == nil {
 		added = []string{}
@@ -122,12 +135,36 @@ func runInit(g *globals, o initOptions) error {
 	return nil
 }
 
-// ensureGitignore appends the missing lines to .gitignore.
-func ensureGitignore(root string, lines []string) ([]string, error) {
-	p := filepath.Join(root, ".gitignore")
-	old, err := os.ReadFile(p)
+// gitignoreName is the file init adds its entries to, in the project root.
+const gitignoreName = ".gitignore"
+
+// planGitignore returns the new content of .gitignore with the missing
+// lines appended, and the lines it adds (nil when none is missing). It
+// reads .gitignore as ooda reads every project file: only a regular file,
+// inside the project, of at most the default read limit, without
+// blocking. /dev/zero behind a symlink would exhaust memory, a named pipe
+// would hang init, and a symlink out of the project would copy another
+// file's bytes into the project. A symlink is refused even inside the
+// project: git does not read a .gitignore through a symlink, so entries
+// written through one would protect nothing. The error names .gitignore
+// and says how to repair it.
+func planGitignore(root string, lines []string) ([]byte, []string, error) {
+	p := filepath.Join(root, gitignoreName)
+	refuse := func(why, repair string) error {
+		return fmt.Errorf("%s: %s; ooda init changed nothing (%s, and run init again)", p, why, repair)
+	}
+	const replace = "replace it with a regular file, or remove it"
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		link, _ := os.Readlink(p)
+		return nil, nil, refuse(fmt.Sprintf("is a symlink to %s, and git does not read a .gitignore through a symlink", link), replace)
+	}
+	old, err := config.ReadProjectFile(root, gitignoreName, config.Default().Safety.MaxReadBytes())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		repair := replace
+		if errors.Is(err, config.ErrTooLarge) {
+			repair = "shorten it"
+		}
+		return nil, nil, refuse(strings.TrimPrefix(err.Error(), gitignoreName+": "), repair)
 	}
 	have := map[string]bool{}
 	for _, l := range strings.Split(string(old), "\n") {
@@ -140,14 +177,14 @@ func ensureGitignore(root string, lines []string) ([]string, error) {
 		}
 	}
 	if len(added) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	out := string(old)
-	if out != "" && !strings.HasSuffix(out, "\n") {
-		out += "\n"
+	out := old
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
 	}
-	out += "# ooda: the cycle lock and the HALT switch are local, never committed\n" + strings.Join(added, "\n") + "\n"
-	return added, state.WriteFileAtomic(p, []byte(out), 0o644)
+	out = append(out, "# ooda: the cycle lock and the HALT switch are local, never committed\n"+strings.Join(added, "\n")+"\n"...)
+	return out, added, nil
 }
 
 // insideProject checks that none of the paths (relative to root) goes

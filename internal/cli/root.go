@@ -134,7 +134,7 @@ func (g *globals) registerRawSecrets() {
 	if err != nil {
 		return
 	}
-	raw, err := readConfigFile(p, config.DefaultMaxReadMiB<<20)
+	raw, err := readConfigFile(p, config.MaxConfigBytes)
 	if err != nil {
 		return
 	}

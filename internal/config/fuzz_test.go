@@ -52,6 +52,7 @@ func FuzzParseProject(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(`{"a": {"b": ` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `}}`))
 
 	root := f.TempDir()
 	outside := f.TempDir()

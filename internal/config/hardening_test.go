@@ -365,12 +365,12 @@ func TestConfigFileThatIsNotARegularFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Sparse: the size is what is refused, before anything is read.
-	if err := f.Truncate(DefaultMaxReadMiB<<20 + 1); err != nil {
+	if err := f.Truncate(MaxConfigBytes + 1); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
 	ce = loadErrAt(t, big, root)
-	if !strings.Contains(ce.Reason, "larger than the read limit of 16 MiB") {
+	if !strings.Contains(ce.Reason, "larger than the read limit of 1 MiB") {
 		t.Errorf("error = %v", ce)
 	}
 	ce = loadErrAt(t, root, root)

@@ -67,14 +67,20 @@ func Load(path string) (*Config, error) {
 	return LoadProject(path, configDir(path))
 }
 
+// MaxConfigBytes caps config.json itself. A real configuration is a few
+// tens of KiB; validation is linear but not cheap (a 16 MiB document of
+// nested objects took seconds and gigabytes), so the cap is far below
+// safety.max_read_mib.
+const MaxConfigBytes = 1 << 20
+
 // LoadProject reads, validates and defaults the config at path for the
 // project at root: every path the config names (state files, the HALT
 // file, the active context, contract outputs) must resolve inside root.
 // config.json itself may live anywhere, but it must be a regular file of
-// at most DefaultMaxReadMiB MiB: a named pipe or /dev/zero must not hang
+// at most MaxConfigBytes: a named pipe or /dev/zero must not hang
 // ooda or exhaust its memory before the configuration is even known.
 func LoadProject(path, root string) (*Config, error) {
-	raw, err := readRegular(path, 0, DefaultMaxReadMiB<<20)
+	raw, err := readRegular(path, 0, MaxConfigBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &Error{File: path, Reason: "config.json not found (run `ooda init` to create it)", NotFound: true}
@@ -93,6 +99,10 @@ func Parse(file string, raw []byte) (*Config, error) {
 // ParseProject validates and defaults raw config bytes for the project at
 // root; file names the source in errors.
 func ParseProject(file string, raw []byte, root string) (*Config, error) {
+	// Before anything else parses raw: every later pass walks the nesting.
+	if err := depthCheck(file, raw); err != nil {
+		return nil, err
+	}
 	if err := syntaxCheck(file, raw); err != nil {
 		return nil, err
 	}

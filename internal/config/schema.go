@@ -80,6 +80,10 @@ func compileSchema() {
 func ValidateSchema(file string, raw []byte) error {
 	schemaOnce.Do(compileSchema)
 
+	// Every pass below walks the nesting, the validator recursively.
+	if err := depthCheck(file, raw); err != nil {
+		return err
+	}
 	inst, err := decodeInstance(raw)
 	if err != nil {
 		return &Error{File: file, Reason: "parse error: " + err.Error()}
@@ -87,7 +91,7 @@ func ValidateSchema(file string, raw []byte) error {
 	// The validator parses every number into a big.Rat and dereferences the
 	// result unchecked, so numbers it cannot parse must be stopped here.
 	// A duplicate key is invisible once decoded, so it is found in the text.
-	unparsable, huge := numberIssues(inst, nil, nil, nil)
+	unparsable, huge := numberIssues(inst)
 	issues := append(unparsable, duplicateKeyIssues(raw)...)
 	issues = append(issues, domainNameIssues(inst)...)
 	issues = append(issues, skillNameIssues(inst)...)
@@ -141,32 +145,43 @@ const MaxMagnitude = 1e15
 // float64 (the type the config is finally decoded into) or that big.Rat
 // cannot represent, and, in huge, every other number whose magnitude
 // exceeds MaxMagnitude.
-func numberIssues(v any, loc []string, unparsable, huge []Issue) ([]Issue, []Issue) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			unparsable, huge = numberIssues(e, append(slices.Clip(loc), k), unparsable, huge)
-		}
-	case []any:
-		for i, e := range v {
-			unparsable, huge = numberIssues(e, append(slices.Clip(loc), strconv.Itoa(i)), unparsable, huge)
-		}
-	case json.Number:
-		f, ferr := strconv.ParseFloat(string(v), 64)
-		// big.Rat's work grows with the exponent, so a number that
-		// underflows to 0 (1e-99999999) or is absurdly long is stopped
-		// before it can stall validation for minutes.
-		ok := ferr == nil && len(v) <= maxNumberLen && !(f == 0 && nonZeroMantissa(string(v)))
-		if ok {
-			_, ok = new(big.Rat).SetString(string(v))
-		}
-		switch {
-		case !ok:
-			unparsable = append(unparsable, Issue{Path: pointer(loc), Reason: "number out of range, got " + shorten(string(v))})
-		case math.Abs(f) > MaxMagnitude:
-			huge = append(huge, Issue{Path: pointer(loc), Reason: "number out of range (at most 1e15 in magnitude), got " + shorten(string(v))})
+func numberIssues(inst any) (unparsable, huge []Issue) {
+	// One path, grown and shrunk as the walk goes: copying it at every
+	// level would make the walk quadratic in the nesting depth.
+	var loc []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				loc = append(loc, k)
+				walk(e)
+				loc = loc[:len(loc)-1]
+			}
+		case []any:
+			for i, e := range v {
+				loc = append(loc, strconv.Itoa(i))
+				walk(e)
+				loc = loc[:len(loc)-1]
+			}
+		case json.Number:
+			f, ferr := strconv.ParseFloat(string(v), 64)
+			// big.Rat's work grows with the exponent, so a number that
+			// underflows to 0 (1e-99999999) or is absurdly long is stopped
+			// before it can stall validation for minutes.
+			ok := ferr == nil && len(v) <= maxNumberLen && !(f == 0 && nonZeroMantissa(string(v)))
+			if ok {
+				_, ok = new(big.Rat).SetString(string(v))
+			}
+			switch {
+			case !ok:
+				unparsable = append(unparsable, Issue{Path: pointer(loc), Reason: "number out of range, got " + shorten(string(v))})
+			case math.Abs(f) > MaxMagnitude:
+				huge = append(huge, Issue{Path: pointer(loc), Reason: "number out of range (at most 1e15 in magnitude), got " + shorten(string(v))})
+			}
 		}
 	}
+	walk(inst)
 	return unparsable, huge
 }
 
@@ -263,8 +278,12 @@ func duplicateKeyIssues(raw []byte) []Issue {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var issues []Issue
-	var walk func(loc []string) bool
-	walk = func(loc []string) bool {
+	// One path, grown and shrunk as the walk goes; a pointer is rendered
+	// only for a key that is reported. Copying the path at every level
+	// made this walk quadratic in the nesting depth.
+	var loc []string
+	var walk func() bool
+	walk = func() bool {
 		t, err := dec.Token()
 		if err != nil {
 			return false
@@ -282,22 +301,27 @@ func duplicateKeyIssues(raw []byte) []Issue {
 				if err != nil || !isKey {
 					return false
 				}
-				kloc := append(slices.Clip(loc), k)
 				if seen[k] {
 					reason := fmt.Sprintf("key %q is defined twice in the same object (only one value can apply)", k)
 					if len(loc) == 1 && loc[0] == "domains" {
 						reason = fmt.Sprintf("domain %q is defined twice", k)
 					}
-					issues = append(issues, Issue{Path: pointer(kloc), Reason: reason})
+					issues = append(issues, Issue{Path: pointer(append(loc, k)), Reason: reason})
 				}
 				seen[k] = true
-				if !walk(kloc) {
+				loc = append(loc, k)
+				ok := walk()
+				loc = loc[:len(loc)-1]
+				if !ok {
 					return false
 				}
 			}
 		case '[':
 			for i := 0; dec.More(); i++ {
-				if !walk(append(slices.Clip(loc), strconv.Itoa(i))) {
+				loc = append(loc, strconv.Itoa(i))
+				ok := walk()
+				loc = loc[:len(loc)-1]
+				if !ok {
 					return false
 				}
 			}
@@ -305,7 +329,7 @@ func duplicateKeyIssues(raw []byte) []Issue {
 		_, err = dec.Token() // the closing delimiter
 		return err == nil
 	}
-	walk(nil)
+	walk()
 	return issues
 }
 
