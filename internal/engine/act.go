@@ -101,7 +101,9 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 		r.errMsg = err.Error()
 		return r
 	}
-	if err := c.store.PrepareRunsDir(c.res.Cycle, skill); err != nil {
+	err = c.store.PrepareRunsDir(c.res.Cycle, skill)
+	c.printNotices()
+	if err != nil {
 		r.errMsg = err.Error()
 		return r
 	}

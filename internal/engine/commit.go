@@ -19,8 +19,11 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 	if !c.cfg.CommitState() {
 		return
 	}
-	repo, ok := gitrepo.Open(ctx, c.store.Root, c.opts.Runner)
+	repo, ok := c.openRepo(ctx)
 	if !ok {
+		if halted, _ := c.store.HaltExists(c.cfg.Safety.HaltFile); halted && !c.res.HaltCreated {
+			c.printf("[WARN] State not committed: %v.", gitrepo.ErrHalted)
+		}
 		return
 	}
 	stateRel := filepath.Join("agent", "state", "evolve", state.StateFile)

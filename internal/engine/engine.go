@@ -171,6 +171,12 @@ type cycle struct {
 
 	restoredConfidence bool
 	restoredQueue      bool
+	// gapsTrimmed: skill_gaps.json held more than reflect.GapsKept gaps
+	// and was cut, so it is written even when this cycle found none.
+	gapsTrimmed bool
+	// crashRecovered: this cycle reuses the number of one that was killed,
+	// which may already have counted itself in metrics.json.
+	crashRecovered bool
 	// prRun is the skill run that opened this cycle's PR.
 	prRun skillRun
 	// prsCreated counts the PRs opened this cycle (4-C), which the chain
@@ -211,6 +217,11 @@ func RunCycle(ctx context.Context, opts Options) (res Result, err error) {
 			err = fmt.Errorf("internal error: %v", r)
 			res.Status = StatusError
 		}
+		// Repairs the store made on its own (a runs/ or cycle log that was
+		// not a directory or a file, moved aside) are said, never silent.
+		if c.store != nil {
+			c.printNotices()
+		}
 		if c.stopBeat != nil {
 			c.stopBeat()
 		}
@@ -233,6 +244,13 @@ func RunCycle(ctx context.Context, opts Options) (res Result, err error) {
 // a branch name cannot forge a "[Record]" line.
 func (c *cycle) printf(format string, a ...any) {
 	fmt.Fprintf(c.out, format+"\n", safetext.Args(a...)...)
+}
+
+// printNotices prints the repairs the store made since the last call.
+func (c *cycle) printNotices() {
+	for _, n := range c.store.Notices() {
+		c.printf("[WARN] %s", n)
+	}
 }
 
 // haltPath is the HALT file watched while a process runs. A configured
@@ -410,6 +428,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 			c.printf("  Resetting cycle_in_progress. Starting fresh cycle.")
 		}
 		c.note(fmt.Sprintf("crash recovery: cycle #%d did not complete", crashed))
+		c.crashRecovered = true
 		st.CycleInProgress = false
 		snap.Memos.History = appendMemo(snap.Memos.History, mem)
 		if b, err := mem.MarshalJSON(); err == nil {
@@ -660,7 +679,10 @@ func refusal(err error) string {
 	var tl *state.TooLargeError
 	var nr *state.NotRegularError
 	var out *state.OutsideError
+	var deep *state.DepthError
 	switch {
+	case errors.As(err, &deep):
+		return "too_deep"
 	case errors.As(err, &tl):
 		return "too_large"
 	case errors.As(err, &nr):

@@ -10,6 +10,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/observe"
 	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/record"
+	"github.com/ooda-loop/ooda/internal/reflect"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -90,10 +91,14 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 
 	// Step 5 and the memory half of Step 6.
 	c.reflectStep(c.ctx, &f, dec, resultType, log, &conf, &memos)
+	if kept, n := reflect.TrimGaps(snap.SkillGaps.Gaps); n > 0 {
+		c.printf("[WARN] %s: gaps held %d entries, more than the %d kept; the %d oldest (resolved first) were dropped.", state.SkillGapsFile, len(snap.SkillGaps.Gaps), reflect.GapsKept, n)
+		snap.SkillGaps.Gaps, c.gapsTrimmed = kept, true
+	}
 	for _, g := range c.gaps {
 		snap.SkillGaps.Record(g.name, g.typ, g.detail, c.now)
 	}
-	c.writeProposals()
+	c.writeProposals(c.ctx)
 
 	f.Elapsed = time.Since(c.start)
 	entry = record.DecisionEntry(f, resultType, quality)
@@ -121,7 +126,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	// Resolved: actions whose PR was merged or rejected (2-B2), and blocked
 	// ones closed by hygiene (6-C6).
 	metrics.Counters.ActionsResolved += c.actionsResolved + len(c.outc.QueueMoves)
-	metrics, fixes := record.ReconcileMetrics(metrics, f.Cycle)
+	metrics, fixes := c.reconcileMetrics(metrics, f.Cycle)
 	for _, m := range fixes {
 		c.printf("[WARN] metrics.json: %s.", m)
 	}
@@ -157,7 +162,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		fn   func() error
 	}{
 		{state.SkillGapsFile, func() error {
-			if len(c.gaps) == 0 && c.store.Exists(state.SkillGapsFile) {
+			if len(c.gaps) == 0 && !c.gapsTrimmed && c.store.Exists(state.SkillGapsFile) {
 				return nil
 			}
 			return c.store.SaveSkillGaps(snap.SkillGaps)
@@ -302,4 +307,20 @@ func (c *cycle) recordFailed(f *record.Facts, entry *state.DecisionEntry, failed
 		c.countFailure(fmt.Sprintf("cycles failed; the last one could not write its record (%s)", reason))
 	}
 	return resultType, quality
+}
+
+// reconcileMetrics is record.ReconcileMetrics with one exception: a
+// total_cycles above this cycle's number is lowered only when this cycle
+// recovers from a crash (the killed run may have counted itself, and its
+// number is reused). Otherwise the higher count is the one to trust:
+// state.json was set aside or reset and its cycle_count recovered low,
+// and lowering would throw away cycles that did happen. That case is kept
+// as it is, with a warning.
+func (c *cycle) reconcileMetrics(m state.Metrics, cycle int) (state.Metrics, []string) {
+	if total := m.Counters.TotalCycles; total > cycle && !c.crashRecovered {
+		m, fixes := record.ReconcileMetrics(m, total)
+		note := fmt.Sprintf("counters.total_cycles is %d after cycle #%d; kept, since state.json's cycle_count (and so the cycle number) may have been reset or recovered low", total, cycle)
+		return m, append([]string{note}, fixes...)
+	}
+	return record.ReconcileMetrics(m, cycle)
 }

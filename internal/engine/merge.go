@@ -308,9 +308,17 @@ func (c *cycle) restoreCheckpoint(cp state.Checkpoint) {
 }
 
 // openRepo opens the project's repository with git's output bounded by
-// safety.max_read_mib.
+// safety.max_read_mib and every git command stopped by the HALT file, as
+// a skill is: a hook that never returns must not hold the cycle (and its
+// lock) after `ooda halt`. A HALT file this cycle wrote itself (a
+// rollback, the cost cap, the breaker) is its own decision, taken knowing
+// the state still has to be committed, so it stops nothing here.
 func (c *cycle) openRepo(ctx context.Context) (*gitrepo.Repo, bool) {
-	repo, ok := gitrepo.Open(ctx, c.store.Root, c.opts.Runner)
+	halt := c.haltPath()
+	if c.res.HaltCreated {
+		halt = ""
+	}
+	repo, ok := gitrepo.OpenHalting(ctx, c.store.Root, c.opts.Runner, halt)
 	if ok {
 		repo.MaxOutput = c.cfg.Safety.MaxReadBytes()
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -209,26 +210,31 @@ func (c *cycle) ledgerIntegrity(l state.CostLedger, cycle int) state.CostLedger 
 }
 
 // writeProposals is 5-B: a gap that reached frequency 3 gets a proposal
-// file, written once.
-func (c *cycle) writeProposals() {
-	var names []string
+// file, written once. The gaps are taken in name order, each once; the
+// first "proposed-skills/ is full" ends the step with one warning (every
+// later write would meet the same cap), and a cancelled cycle stops it.
+func (c *cycle) writeProposals(ctx context.Context) {
+	var due []state.Gap
 	for _, g := range c.snap.SkillGaps.Gaps {
 		if g.Frequency >= reflect.ProposalThreshold && !g.Resolved {
-			names = append(names, g.Name)
+			due = append(due, g)
 		}
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		for _, g := range c.snap.SkillGaps.Gaps {
-			if g.Name != n {
-				continue
-			}
-			wrote, err := c.store.WriteProposal(g.Name, reflect.Proposal(g, c.now))
-			if err != nil {
-				c.printf("[WARN] proposal for %s: %v", g.Name, err)
-			} else if wrote {
-				c.printf("[Reflect] Skill proposal: %s (freq: %d)", g.Name, g.Frequency)
-			}
+	sort.SliceStable(due, func(i, j int) bool { return due[i].Name < due[j].Name })
+	for i, g := range due {
+		if ctx.Err() != nil {
+			c.printf("[WARN] Skill proposals: stopped (%v); %d gap(s) not looked at.", context.Cause(ctx), len(due)-i)
+			return
+		}
+		wrote, err := c.store.WriteProposal(g.Name, reflect.Proposal(g, c.now))
+		switch {
+		case errors.Is(err, state.ErrProposalsFull):
+			c.printf("[WARN] proposal for %s: %v; %d more gap(s) at frequency %d or more were not looked at.", g.Name, err, len(due)-i-1, reflect.ProposalThreshold)
+			return
+		case err != nil:
+			c.printf("[WARN] proposal for %s: %v", g.Name, err)
+		case wrote:
+			c.printf("[Reflect] Skill proposal: %s (freq: %d)", g.Name, g.Frequency)
 		}
 	}
 }

@@ -28,7 +28,16 @@ type Repo struct {
 	// a command that prints more fails instead of filling memory. Zero
 	// means DefaultMaxOutput.
 	MaxOutput int64
+	// HaltFile, when set, is the HALT file: a git command (a commit whose
+	// hook sleeps, a push that hangs) is stopped within proc's poll
+	// interval of it appearing, and none is started while it exists. The
+	// command then fails with ErrHalted.
+	HaltFile string
 }
+
+// ErrHalted is the error of a git command stopped, or not started,
+// because Repo.HaltFile exists.
+var ErrHalted = errors.New("stopped: the HALT file exists")
 
 // DefaultMaxOutput is the default of Repo.MaxOutput, the default of
 // safety.max_read_mib.
@@ -37,10 +46,16 @@ const DefaultMaxOutput = 16 << 20
 // Open returns the repository containing dir, or ok false when dir is not
 // inside a git working tree (or git is not installed).
 func Open(ctx context.Context, dir string, r proc.Runner) (*Repo, bool) {
+	return OpenHalting(ctx, dir, r, "")
+}
+
+// OpenHalting is Open for a repository whose git commands, the check
+// that opens it included, stop when haltFile appears (Repo.HaltFile).
+func OpenHalting(ctx context.Context, dir string, r proc.Runner, haltFile string) (*Repo, bool) {
 	if r == nil {
 		r = proc.Exec{}
 	}
-	repo := &Repo{Dir: dir, Runner: r}
+	repo := &Repo{Dir: dir, Runner: r, HaltFile: haltFile}
 	out, err := repo.Run(ctx, "rev-parse", "--is-inside-work-tree")
 	if err != nil || strings.TrimSpace(out) != "true" {
 		return nil, false
@@ -82,7 +97,10 @@ func (r *Repo) RunInput(ctx context.Context, stdin []byte, args ...string) (stri
 		timeout = 2 * time.Minute
 	}
 	env := append(gitEnv(args), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	res := r.Runner.Run(ctx, proc.Spec{Argv: append([]string{"git", "-C", r.Dir}, args...), Dir: r.Dir, Env: env, Timeout: timeout, Output: out, Stdin: stdin, KillGrace: 2 * time.Second, Light: true})
+	res := r.Runner.Run(ctx, proc.Spec{Argv: append([]string{"git", "-C", r.Dir}, args...), Dir: r.Dir, Env: env, Timeout: timeout, Output: out, Stdin: stdin, KillGrace: 2 * time.Second, Light: true, HaltFile: r.HaltFile})
+	if res.Halted {
+		return out.String(), fmt.Errorf("git %s: %w", strings.Join(args, " "), ErrHalted)
+	}
 	if res.StartErr != nil {
 		return "", fmt.Errorf("git: %w", res.StartErr)
 	}

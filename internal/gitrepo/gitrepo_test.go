@@ -2,11 +2,13 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func setup(t *testing.T) (string, func(args ...string) string) {
@@ -150,5 +152,59 @@ func TestSubcommandSkipsGitOptions(t *testing.T) {
 		if got := subcommand(strings.Fields(args)); got != want {
 			t.Errorf("subcommand(%q) = %q, want %q", args, got, want)
 		}
+	}
+}
+
+// A pre-commit hook that never returns held the commit, and the cycle's
+// lock, until the 2-minute git timeout, whatever the HALT file said. With
+// Repo.HaltFile set the HALT file stops the hook's git, and no further git
+// command starts while it exists.
+func TestHaltFileStopsAHangingHook(t *testing.T) {
+	dir, _ := setup(t)
+	started := filepath.Join(dir, "hook-started")
+	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\n: > \""+started+"\"\nexec sleep 100000\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	halt := filepath.Join(dir, "HALT")
+	ctx := context.Background()
+	r, ok := OpenHalting(ctx, dir, nil, halt)
+	if !ok {
+		t.Fatal("not opened")
+	}
+	// Longer than the test's own deadline: only the HALT file can end it.
+	r.Timeout = time.Hour
+	os.WriteFile(filepath.Join(dir, "state.json"), []byte("{}\n"), 0o644)
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.CommitPaths(ctx, "evolve: cycle #1", []string{"state.json"})
+		done <- err
+	}()
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the commit ended before its hook ran: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := os.WriteFile(halt, []byte("stop\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrHalted) {
+			t.Fatalf("err = %v, want ErrHalted", err)
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatal("the HALT file did not stop git")
+	}
+	if _, err := r.Run(ctx, "status"); !errors.Is(err, ErrHalted) {
+		t.Errorf("a git command started while HALT exists: %v", err)
+	}
+	if _, ok := OpenHalting(ctx, dir, nil, halt); ok {
+		t.Error("opened while HALT exists")
 	}
 }

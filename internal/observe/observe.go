@@ -189,6 +189,10 @@ func Observe(in Input) *Observation {
 	} else {
 		o.Ledger = *in.Snap.CostLedger
 		o.LedgerReset = o.Ledger.ResetIfNewDay(now)
+		if o.Ledger.DateInFuture(now) {
+			o.Warnings = append(o.Warnings, fmt.Sprintf("[WARN] cost_ledger.json: date %q is after today (%s UTC): the clock went back or the file was edited; the ledger is kept, and its spend counts against today's cap.",
+				o.Ledger.Date, now.UTC().Format("2006-01-02")))
+		}
 	}
 
 	ext, errs := in.Store.ReadExternalSignals()

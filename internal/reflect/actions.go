@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ooda-loop/ooda/internal/act"
 	"github.com/ooda-loop/ooda/internal/config"
@@ -36,6 +37,43 @@ const DuplicateThreshold = 0.8
 // items anyway, and a report of millions of actions must not hold the
 // cycle (and its lock) while each is scored and compared.
 const MaxReportActions = 200
+
+// Bounds on the free text a report puts into action_queue.json. A report
+// may be 16 MiB (safety.max_read_mib), and the queue keeps up to PendingCap
+// pending and CompletedKeep completed items: without these, 25 titles of
+// 600,000 characters grow the queue past the read limit, after which it
+// is refused and set aside with every pending action in it.
+const (
+	// TitleMax is the most characters (runes) of an action title kept; a
+	// longer title is cut at a rune boundary and ends with "…".
+	TitleMax = 500
+	// RelatedFilesMax is the most related_files entries kept per action.
+	RelatedFilesMax = 50
+	// RelatedFileMax is the longest related_files entry kept, in bytes
+	// (PATH_MAX); a longer one names no file and is dropped, not cut,
+	// since a cut path would name a different file.
+	RelatedFileMax = 4096
+)
+
+// ClipText cuts s to at most n runes, at a rune boundary, the last being
+// "…" when anything was cut; it reports whether it cut. Invalid UTF-8 is
+// not repaired here; JSON encoding replaces it.
+func ClipText(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false // n bytes hold at most n runes
+	}
+	count := 0
+	for i := range s {
+		if count == n-1 {
+			if utf8.RuneCountInString(s[i:]) <= 1 {
+				return s, false
+			}
+			return s[:i] + "…", true
+		}
+		count++
+	}
+	return s, false
+}
 
 // InProgressCap bounds the in-progress list (6-C2). Only the
 // implementation skill moves items there, one or a few at a time; a list
@@ -186,10 +224,23 @@ func ExtractActions(q state.ActionQueue, actions []act.ReportAction, in ExtractI
 			}
 		}
 	}
+	// Titles are cut before anything reads them, so de-duplication,
+	// messages and the queue all see the stored title.
+	titles := make([]string, len(actions))
 	reported := make([]map[string]bool, len(actions))
+	cut := 0
 	for i, ra := range actions {
-		reported[i] = actionTitleTokens(ra.Title)
+		t, clipped := ClipText(strings.TrimSpace(ra.Title), TitleMax)
+		if clipped {
+			cut++
+		}
+		titles[i] = t
+		reported[i] = actionTitleTokens(t)
 	}
+	if cut > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d action title(s) longer than %d characters were cut (actions[].title)", cut, TitleMax))
+	}
+	filesDropped := 0
 	corpus := newDedupIndex(queued, reported)
 	n := 0
 	nextID := func() string {
@@ -205,9 +256,9 @@ func ExtractActions(q state.ActionQueue, actions []act.ReportAction, in ExtractI
 	extractedAt := state.FormatTime(in.Now)
 
 	for i, ra := range actions {
-		title := strings.TrimSpace(ra.Title)
+		title := titles[i]
 		if title == "" {
-			res.Rejected = append(res.Rejected, Rejection{Index: i, Title: ra.Title, Reason: "title is empty"})
+			res.Rejected = append(res.Rejected, Rejection{Index: i, Title: title, Reason: "title is empty"})
 			continue
 		}
 		rice, ok := actionRice(ra, in.RiceExtensions)
@@ -220,26 +271,44 @@ func ExtractActions(q state.ActionQueue, actions []act.ReportAction, in ExtractI
 			res.Duplicates = append(res.Duplicates, Duplicate{Title: title, ExistingID: k, Similarity: s})
 			continue
 		}
+		files, dropped := boundRelatedFiles(ra.RelatedFiles)
+		filesDropped += dropped
 		item := state.Action{
 			ID:            nextID(),
 			Title:         title,
 			SourceDomain:  in.Domain,
 			RiceScore:     actionFloat(rice),
 			EffectiveRice: actionFloat(rice),
-			RelatedFiles:  slices.Clone(ra.RelatedFiles),
+			RelatedFiles:  files,
 			Status:        actionPending,
 			ExtractedAt:   extractedAt,
 			DecayApplied:  actionFloat(0),
-			RiskTier:      riskTierFor(ra.RelatedFiles, rules),
+			RiskTier:      riskTierFor(files, rules),
 		}
 		out.Pending = append(out.Pending, item)
 		corpus.add(dedupEntry{item.ID, tokens})
 		res.Added = append(res.Added, item.ID)
 	}
 
+	if filesDropped > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d related_files entr(ies) dropped: at most %d per action are kept, each at most %d bytes (actions[].related_files)", filesDropped, RelatedFilesMax, RelatedFileMax))
+	}
+
 	initEffectiveRice(out.Pending)
 	out.Pending, out.Completed, res.Superseded = capPending(out.Pending, out.Completed, false)
 	return out, res
+}
+
+// boundRelatedFiles keeps the first RelatedFilesMax entries of files no
+// longer than RelatedFileMax bytes, and says how many it dropped.
+func boundRelatedFiles(files []string) ([]string, int) {
+	var kept []string
+	for _, f := range files {
+		if len(f) <= RelatedFileMax && len(kept) < RelatedFilesMax {
+			kept = append(kept, f)
+		}
+	}
+	return kept, len(files) - len(kept)
 }
 
 // PersistQueue is 6-C2: pending and in_progress items without an
@@ -461,12 +530,14 @@ func actionParseTimeJSON(raw json.RawMessage) (time.Time, bool) {
 func actionRice(ra act.ReportAction, weights map[string]float64) (float64, bool) {
 	rice := ra.Reach * ra.Impact * ra.Confidence / math.Max(ra.Effort, 0.5) * 100
 	// Sorted labels: float addition is not associative, and the same
-	// report must score the same on every run.
-	labels := slices.Sorted(maps.Keys(ra.Extensions))
+	// report must score the same on every run. The configured labels are
+	// walked, not the report's: a report naming a million extensions costs
+	// nothing more.
+	labels := slices.Sorted(maps.Keys(weights))
 	sum := 0.0
 	for _, l := range labels {
-		if w, ok := weights[l]; ok {
-			sum += ra.Extensions[l] * w
+		if v, ok := ra.Extensions[l]; ok {
+			sum += v * weights[l]
 		}
 	}
 	rice *= 1 + sum

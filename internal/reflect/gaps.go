@@ -66,7 +66,7 @@ func DetectGaps(in GapInput) []Gap {
 			}
 			if age := in.Now.Sub(t).Hours() / 24; age > limit {
 				out = append(out, Gap{Name: "stale_action_" + a.ID, Type: "action_aging",
-					Detail: fmt.Sprintf("Action '%s' pending for %d days", a.Title, int(math.Floor(age)))})
+					Detail: fmt.Sprintf("Action '%s' pending for %d days", clipTitle(a.Title), int(math.Floor(age)))})
 			}
 		}
 	}
@@ -111,4 +111,46 @@ func orDash(s string) string {
 		return "—"
 	}
 	return s
+}
+
+// GapsKept is how many gaps skill_gaps.json holds, the cap
+// state.SkillGaps.Record keeps when it adds one.
+const GapsKept = 50
+
+// TrimGaps cuts gaps to GapsKept in one pass, evicting as Record does
+// (resolved gaps oldest first, then unresolved oldest first), and returns
+// the kept gaps and how many were evicted. A file another tool wrote with
+// tens of thousands of gaps would otherwise make Record, which evicts one
+// gap per pass, quadratic, and every step that reads the gaps slow.
+func TrimGaps(gaps []state.Gap) ([]state.Gap, int) {
+	excess := len(gaps) - GapsKept
+	if excess <= 0 {
+		return gaps, 0
+	}
+	resolved := 0
+	for _, g := range gaps {
+		if g.Resolved {
+			resolved++
+		}
+	}
+	// dropResolved resolved gaps go first, from the front; then the oldest
+	// (front) of what remains.
+	dropResolved := min(resolved, excess)
+	dropFront := excess - dropResolved
+	kept := make([]state.Gap, 0, GapsKept)
+	for _, g := range gaps {
+		if g.Resolved && dropResolved > 0 {
+			dropResolved--
+			continue
+		}
+		kept = append(kept, g)
+	}
+	return append([]state.Gap(nil), kept[dropFront:]...), excess
+}
+
+// clipTitle is an action title as a gap's detail quotes it: queue files
+// written before titles were bounded may hold any length.
+func clipTitle(t string) string {
+	t, _ = ClipText(t, TitleMax)
+	return t
 }

@@ -27,6 +27,14 @@ const (
 	// state file of a hundred thousand metrics must not make that quadratic
 	// work, nor the evidence it is kept in grow with it.
 	LensMetricsCap = 200
+	// LensAlertsCap bounds the alerts one observation records (the
+	// first, in the state file's order): evidence keeps LensEvidenceCap
+	// observations, and a state file of 150,000 alerts must not make the
+	// lens outgrow the read limit (and so be refused on every later read).
+	LensAlertsCap = 50
+	// LensTagMax is the longest alert id an evidence tag keeps, in
+	// characters; a longer one is cut and ends with "…".
+	LensTagMax = 200
 	// LensChangelogCap is the number of lens_changelog.json entries kept.
 	LensChangelogCap = 50
 	// LensDeprecatedCap bounds deprecated_items, which the spec leaves
@@ -186,9 +194,10 @@ func UpdateLens(l state.Lens, cl state.LensChangelog, in LensInput) (state.Lens,
 	u.enforceItemCap()
 
 	u.res.Observation = lensObservationText(observed, cur, in.State, u.res)
+	tags, _ := lensAlertTags(in.State.Alerts)
 	ev := lensEvidence{
 		Timestamp: u.ts, Cycle: in.Cycle, Source: LensSource, Observation: u.res.Observation,
-		Alerts: lensAlertTags(in.State.Alerts), ItemsAdded: u.res.ItemsAdded, ConfidenceChanges: u.res.ConfidenceChanges,
+		Alerts: tags, ItemsAdded: u.res.ItemsAdded, ConfidenceChanges: u.res.ConfidenceChanges,
 	}
 	if observed {
 		// An empty object, not an absent key: an observation without
@@ -561,29 +570,37 @@ func lensReadObs(raw json.RawMessage) (lensObs, bool) {
 	return o, true
 }
 
-// lensAlertTags lists the warning and critical alerts as "severity:id"
-// (or the severity alone when the alert has no id).
-func lensAlertTags(alerts []state.Alert) []string {
+// lensAlertTags lists the first LensAlertsCap warning and critical alerts
+// as "severity:id" (or the severity alone when the alert has no id, the id
+// cut at LensTagMax characters), and how many urgent alerts there were.
+func lensAlertTags(alerts []state.Alert) ([]string, int) {
 	tags := []string{}
+	n := 0
 	for _, a := range alerts {
 		if !a.Urgent() {
 			continue
 		}
+		n++
+		if len(tags) == LensAlertsCap {
+			continue
+		}
 		t := a.Severity
 		if a.ID != "" {
-			t += ":" + a.ID
+			id, _ := ClipText(a.ID, LensTagMax)
+			t += ":" + id
 		}
 		tags = append(tags, t)
 	}
-	return tags
+	return tags, n
 }
 
 func lensObservationText(observed bool, cur lensObs, ds state.DomainState, r LensResult) string {
 	if !observed {
 		return fmt.Sprintf("no domain state file; lens: %d added, %d changed, %d deprecated", r.ItemsAdded, r.ConfidenceChanges, r.Deprecated)
 	}
+	_, urgent := lensAlertTags(ds.Alerts)
 	return fmt.Sprintf("%d metrics, %d urgent alerts; lens: %d added, %d changed, %d deprecated",
-		len(cur.metrics), len(lensAlertTags(ds.Alerts)), r.ItemsAdded, r.ConfidenceChanges, r.Deprecated)
+		len(cur.metrics), urgent, r.ItemsAdded, r.ConfidenceChanges, r.Deprecated)
 }
 
 // lensCV is the population coefficient of variation; it is undefined
@@ -649,11 +666,15 @@ func lensKeys[V any](m map[string]V) map[string]bool {
 	return out
 }
 
-// lensFirstKeys is m's keys in order, at most LensMetricsCap of them.
+// lensFirstKeys is m's keys in order, at most LensMetricsCap of them;
+// a name longer than LensTagMax bytes is left out, since the evidence
+// and the items named after it would carry it for LensEvidenceCap cycles.
 func lensFirstKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
+	keys := make([]string, 0, min(len(m), 4*LensMetricsCap))
 	for k := range m {
-		keys = append(keys, k)
+		if len(k) <= LensTagMax {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	return keys[:min(len(keys), LensMetricsCap)]
