@@ -184,31 +184,30 @@ func AppendDecision(log []state.DecisionEntry, e state.DecisionEntry, size int) 
 // Changelog renders the 6-C3 CHANGELOG.md entry: every field, every time.
 func Changelog(f Facts, resultType string) string {
 	var b strings.Builder
-	domain := f.Domain
-	if domain == "" {
-		domain = "none"
-	}
+	// Every value stays on its own line: a line break in a focus item or
+	// a reason must not start a heading that reads back as another entry.
+	domain := orNone(oneLine(f.Domain))
 	fmt.Fprintf(&b, "## Cycle #%d -- %s UTC -- %s\n", f.Cycle, f.Now.UTC().Format("2006-01-02 15:04"), domain)
-	fmt.Fprintf(&b, "- **Skill**: %s\n", orNone(f.Skill))
+	fmt.Fprintf(&b, "- **Skill**: %s\n", orNone(oneLine(f.Skill)))
 	chain := "none"
 	if len(f.Chain) > 0 {
-		chain = strings.Join(f.Chain, " -> ")
+		chain = oneLine(strings.Join(f.Chain, " -> "))
 	}
 	fmt.Fprintf(&b, "- **Chain**: %s\n", chain)
-	res := resultType
-	if f.Reason != "" {
-		res += " (" + f.Reason + ")"
+	beside := resultType
+	if r := oneLine(f.Reason); r != "" {
+		beside += ", " + r
 	}
-	fmt.Fprintf(&b, "- **Result**: %s\n", res)
+	fmt.Fprintf(&b, "- **Result**: %s (%s)\n", changelogResult(f), beside)
 	score := 0.0
 	if f.Score != nil {
 		score = *f.Score
 	}
 	fmt.Fprintf(&b, "- **Score**: %.1f (staleness: %.1f, alert: %.1f, balance: %.1f)\n", nz(score), nz(f.Staleness), nz(f.Alert), nz(f.Balance))
 	if f.Confidence != nil {
-		fmt.Fprintf(&b, "- **Confidence**: %.2f (trend: %s, micro-adj: %s)\n", *f.Confidence, trend(f.PrevConfidence, *f.Confidence), orNone(f.MicroAdj))
+		fmt.Fprintf(&b, "- **Confidence**: %.2f (trend: %s, micro-adj: %s)\n", *f.Confidence, trend(f.PrevConfidence, *f.Confidence), orNone(oneLine(f.MicroAdj)))
 	} else {
-		fmt.Fprintf(&b, "- **Confidence**: none (trend: →, micro-adj: %s)\n", orNone(f.MicroAdj))
+		fmt.Fprintf(&b, "- **Confidence**: none (trend: →, micro-adj: %s)\n", orNone(oneLine(f.MicroAdj)))
 	}
 	fmt.Fprintf(&b, "- **Orient**: %s\n", orNone(oneLine(f.OrientSummary)))
 	if f.PRNumber != nil {
@@ -223,9 +222,26 @@ func Changelog(f Facts, resultType string) string {
 	fmt.Fprintf(&b, "- **Elapsed**: %s\n", elapsed(f.Elapsed))
 	fmt.Fprintf(&b, "- **Saturation**: %d observe-only cycles\n", f.Saturation)
 	fmt.Fprintf(&b, "- **Cost**: +$%.2f (total today: $%.2f)\n", f.CostUSD, f.CostToday)
-	fmt.Fprintf(&b, "- **Season**: %s\n", orDefault(f.Season, "default"))
-	fmt.Fprintf(&b, "- **Focus**: %s\n", orNone(f.Focus))
+	fmt.Fprintf(&b, "- **Season**: %s\n", orDefault(oneLine(f.Season), "default"))
+	fmt.Fprintf(&b, "- **Focus**: %s\n", orNone(oneLine(f.Focus)))
 	return b.String()
+}
+
+// changelogResult is the Result word of 6-C3, in the original's
+// vocabulary (success, error, skip, observe_only, dry-run), which its
+// readers and its users know; ooda's finer result type goes beside it. A
+// cycle whose skill the allowlist blocked did not run: the original says
+// skip. A dry run writes no entry at all.
+func changelogResult(f Facts) string {
+	switch f.Result {
+	case "success", "error", "skip", "observe_only", "dry-run":
+		return f.Result
+	case "blocked":
+		return "skip"
+	case "":
+		return "none"
+	}
+	return oneLine(f.Result)
 }
 
 func trend(prev *float64, cur float64) string {

@@ -13,11 +13,22 @@ import (
 // ChangelogMax is how many cycle entries CHANGELOG.md keeps (6-C3).
 const ChangelogMax = 50
 
-const changelogHeader = "# CHANGELOG\n"
+// changelogHeader starts a CHANGELOG.md that has no text of its own above
+// its entries; a header already there (the original's "# CHANGELOG" or
+// "# Evolve Activity Log" preamble, a user's own) is kept as it is.
+const changelogHeader = "# CHANGELOG\n\n"
 
-// PrependChangelog adds entry (one "## Cycle #N ..." block) at the top of
-// CHANGELOG.md, newest first, keeping at most ChangelogMax entries. Text
-// before the first entry other than the header is kept.
+// PrependChangelog adds entry (one "## Cycle #N ..." block) directly above
+// the newest cycle entry of CHANGELOG.md, keeping at most ChangelogMax
+// cycle entries (the oldest, at the bottom, are dropped). Everything else
+// is kept byte-for-byte where it is: the header, and any section that is
+// not a cycle entry (a level-1 or level-2 heading other than "## Cycle #"),
+// whether above the entries, between them or below them. A file with no
+// cycle entry yet gets the new one after its header, above its first
+// level-2 section. The new entry is separated from the one below it the
+// way that one is separated from what follows it (a blank line, or the
+// original's "---" rule), and takes the file's CRLF line endings if it
+// has them.
 //
 // A CHANGELOG.md that must not be read — too large, not a regular file, a
 // symlink out of the project — is moved aside to CHANGELOG.md.corrupt-<UTC>
@@ -37,30 +48,16 @@ func (s *Store) PrependChangelog(entry string) error {
 	default:
 		return fmt.Errorf("read %s: %w", p, err)
 	}
-	preamble, entries := splitChangelog(string(old))
-	entries = append([]string{strings.TrimRight(entry, "\n") + "\n"}, entries...)
-	if len(entries) > ChangelogMax {
-		entries = entries[:ChangelogMax]
-	}
-	var b strings.Builder
-	if strings.TrimSpace(preamble) == "" {
-		preamble = changelogHeader
-	}
-	b.WriteString(strings.TrimRight(preamble, "\n"))
-	b.WriteString("\n")
-	for _, e := range entries {
-		b.WriteString("\n")
-		b.WriteString(strings.TrimRight(e, "\n"))
-		b.WriteString("\n")
-	}
-	if err := s.writeFile(p, []byte(b.String())); err != nil {
+	if err := s.writeFile(p, []byte(prependChangelog(string(old), entry))); err != nil {
 		return err
 	}
 	s.written[p] = true
 	return nil
 }
 
-// ChangelogEntries returns the entries of CHANGELOG.md, newest first.
+// ChangelogEntries returns the cycle entries of CHANGELOG.md, newest
+// first, each without the blank lines and "---" rule that separate it from
+// the next; sections that are not cycle entries are not returned.
 func (s *Store) ChangelogEntries() ([]string, error) {
 	b, _, err := s.readFile(s.EvolvePath(ChangelogFile))
 	if err != nil {
@@ -69,29 +66,181 @@ func (s *Store) ChangelogEntries() ([]string, error) {
 		}
 		return nil, err
 	}
-	_, entries := splitChangelog(string(b))
+	var entries []string
+	for _, bl := range splitChangelog(string(b)) {
+		if bl.cycle {
+			body, _ := cutSeparator(bl.text)
+			entries = append(entries, strings.TrimRight(body, "\r\n")+"\n")
+		}
+	}
 	return entries, nil
 }
 
-func splitChangelog(s string) (preamble string, entries []string) {
+// clBlock is one piece of CHANGELOG.md: the text before the first heading,
+// or a level-1/level-2 heading with everything up to the next one.
+type clBlock struct {
+	text  string
+	cycle bool // a "## Cycle #" entry
+	h2    bool // any level-2 heading, cycle entries included
+}
+
+// prependChangelog is PrependChangelog on the file's text.
+func prependChangelog(old, entry string) string {
+	blocks := splitChangelog(old)
+	nl := "\n"
+	if strings.Contains(old, "\r\n") {
+		nl = "\r\n"
+	}
+	at, sep := -1, ""
+	for i, bl := range blocks {
+		if bl.cycle {
+			at = i
+			_, sep = cutSeparator(bl.text)
+			break
+		}
+	}
+	if at < 0 {
+		// No cycle entry yet: after the header, above any other section.
+		at = len(blocks)
+		for i, bl := range blocks {
+			if bl.h2 {
+				at = i
+				break
+			}
+		}
+	}
+	sep = strings.ReplaceAll(sep, "\r\n", "\n")
+	if sep != "\n" && !strings.HasSuffix(sep, "\n\n") {
+		// The newest entry may end the file without a blank line after it.
+		sep = strings.TrimRight(sep, "\r\n")
+		if sep != "" {
+			sep += "\n"
+		}
+		sep += "\n"
+	}
+	text := lf(strings.TrimRight(entry, "\r\n")) + "\n" + sep
+
+	var head strings.Builder
+	for _, bl := range blocks[:at] {
+		head.WriteString(bl.text)
+	}
+	h := head.String()
+	switch {
+	case strings.TrimSpace(h) == "":
+		h = strings.ReplaceAll(changelogHeader, "\n", nl)
+	case !strings.HasSuffix(h, "\n"):
+		h += nl + nl
+	case at == len(blocks) && !strings.HasSuffix(lf(h), "\n\n"):
+		h += nl
+	}
+	var b strings.Builder
+	b.WriteString(h)
+	b.WriteString(strings.ReplaceAll(text, "\n", nl))
+	// The oldest cycle entries beyond the cap go; nothing else does.
+	n, last, dropped := 1, true, false
+	for _, bl := range blocks[at:] {
+		if bl.cycle {
+			if n++; n > ChangelogMax {
+				dropped = true
+				continue
+			}
+		}
+		b.WriteString(bl.text)
+		last = bl.cycle
+	}
+	out := b.String()
+	if last && (at == len(blocks) || dropped) {
+		// The file now ends with an entry that was followed by another:
+		// one line end, not the separator that came before the next.
+		out = strings.TrimRight(out, "\r\n") + nl
+	}
+	return out
+}
+
+// lf turns CRLF line ends into LF.
+func lf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+// cutSeparator splits a block into its body and its trailing separator:
+// the blank lines and thematic breaks ("---") after its last line of
+// content.
+func cutSeparator(block string) (body, sep string) {
+	lines := strings.SplitAfter(block, "\n")
+	end := len(block)
+	for i := len(lines) - 1; i >= 0; i-- {
+		if t := strings.TrimSpace(lines[i]); t != "" && !isBreak(t) {
+			break
+		}
+		end -= len(lines[i])
+	}
+	return block[:end], block[end:]
+}
+
+// isBreak reports whether a trimmed line is a Markdown thematic break.
+func isBreak(ln string) bool {
+	ln = strings.ReplaceAll(strings.ReplaceAll(ln, " ", ""), "\t", "")
+	if len(ln) < 3 {
+		return false
+	}
+	for _, c := range []byte{'-', '*', '_'} {
+		if strings.Trim(ln, string(c)) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// splitChangelog cuts the file at its level-1 and level-2 headings outside
+// fenced code blocks, so every byte lands in exactly one block. A fence
+// that never closes is not taken as one: it would hide every entry below it.
+func splitChangelog(s string) []clBlock {
 	lines := strings.SplitAfter(s, "\n")
-	cur := -1
-	var pre strings.Builder
+	fences := 0
 	for _, ln := range lines {
-		if strings.HasPrefix(ln, "## Cycle #") {
-			entries = append(entries, "")
-			cur = len(entries) - 1
-		}
-		if cur < 0 {
-			pre.WriteString(ln)
-		} else {
-			entries[cur] += ln
+		if isFence(ln) {
+			fences++
 		}
 	}
-	for i := range entries {
-		entries[i] = strings.TrimRight(entries[i], "\n") + "\n"
+	var blocks []clBlock
+	in, seen := false, 0
+	for _, ln := range lines {
+		if ln == "" {
+			continue
+		}
+		if isFence(ln) {
+			seen++
+			if in || seen < fences || fences%2 == 0 {
+				in = !in
+			}
+		}
+		if lvl := headingLevel(ln); !in && (lvl == 1 || lvl == 2) {
+			blocks = append(blocks, clBlock{cycle: strings.HasPrefix(ln, "## Cycle #"), h2: lvl == 2})
+		} else if len(blocks) == 0 {
+			blocks = append(blocks, clBlock{})
+		}
+		blocks[len(blocks)-1].text += ln
 	}
-	return pre.String(), entries
+	return blocks
+}
+
+// headingLevel is the level of a Markdown ATX heading line at the left
+// margin, 0 when the line is not one.
+func headingLevel(ln string) int {
+	n := 0
+	for n < len(ln) && ln[n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 {
+		return 0
+	}
+	if rest := ln[n:]; rest == "" || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r' {
+		return n
+	}
+	return 0
+}
+
+func isFence(ln string) bool {
+	t := strings.TrimLeft(ln, " ")
+	return len(ln)-len(t) <= 3 && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"))
 }
 
 // RunLogPath is where a skill run's output is kept: runs/<cycle>-<skill>.log.
