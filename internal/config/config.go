@@ -198,19 +198,19 @@ type ImplFormula struct {
 
 // Scoring holds the 3-A weights and dampeners.
 type Scoring struct {
-	StalenessCurve        string             `json:"staleness_curve"`
-	BalanceEnabled        bool               `json:"balance_enabled"`
-	BalanceWeight         float64            `json:"balance_weight"`
-	GoalWeight            float64            `json:"goal_weight"`
-	ConfidenceWeight      float64            `json:"confidence_weight"`
-	HoursIfNeverRun       float64            `json:"hours_if_never_run"`
-	ImplementationFormula ImplFormula        `json:"implementation_formula"`
-	RiceExtensions        map[string]float64 `json:"rice_extensions"`
-	MissionWeight         float64            `json:"mission_weight"`
-	DryDomainDampen       float64            `json:"dry_domain_dampen"`
-	MonitorDryDampen      float64            `json:"monitor_dry_dampen"`
-	OffMissionThreshold   float64            `json:"off_mission_threshold"`
-	OffMissionDampen      float64            `json:"off_mission_dampen"`
+	StalenessCurve        string         `json:"staleness_curve"`
+	BalanceEnabled        bool           `json:"balance_enabled"`
+	BalanceWeight         float64        `json:"balance_weight"`
+	GoalWeight            float64        `json:"goal_weight"`
+	ConfidenceWeight      float64        `json:"confidence_weight"`
+	HoursIfNeverRun       float64        `json:"hours_if_never_run"`
+	ImplementationFormula ImplFormula    `json:"implementation_formula"`
+	RiceExtensions        RiceExtensions `json:"rice_extensions"`
+	MissionWeight         float64        `json:"mission_weight"`
+	DryDomainDampen       float64        `json:"dry_domain_dampen"`
+	MonitorDryDampen      float64        `json:"monitor_dry_dampen"`
+	OffMissionThreshold   float64        `json:"off_mission_threshold"`
+	OffMissionDampen      float64        `json:"off_mission_dampen"`
 }
 
 // ConfidenceCfg holds the confidence bounds and deltas (2-B).
