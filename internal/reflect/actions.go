@@ -402,23 +402,33 @@ type DecayResult struct {
 // Then in_progress items that were already in progress at cycle start
 // (in.InProgressAtStart) and have no open pull request (no pr_number, or
 // one not in in.OpenPRs) return to pending with status "pending", each with
-// a memo; they are not decayed in the cycle they return. The result is not
-// re-sorted: PersistQueue orders and caps pending.
+// a memo; they are not decayed in the cycle they return. A pending item
+// with status "in_progress" counts as in progress: it is not decayed, and
+// it returns to pending the same way or else moves to in_progress. The
+// result is not re-sorted: PersistQueue orders and caps pending.
 func DecayQueue(q state.ActionQueue, in DecayInput) (state.ActionQueue, DecayResult) {
 	out := cloneActionQueue(q)
 	var res DecayResult
 
 	// Blocked first, so a blocked item is neither decayed nor requeued.
 	var pending, inProgress []state.Action
+	var markedInProgress []state.Action
 	for _, a := range out.Pending {
 		if a.Status == actionBlocked {
 			out.Completed = append(out.Completed, a)
 			res.CompletedBlocked = append(res.CompletedBlocked, a.ID)
 			continue
 		}
+		if a.Status == actionInProgress {
+			// Marked in progress where it stands (the original project's
+			// implementation skill does so): it is in progress, so it is
+			// not decayed, and it stalls like any other.
+			markedInProgress = append(markedInProgress, a)
+			continue
+		}
 		pending = append(pending, a)
 	}
-	for _, a := range out.InProgress {
+	for _, a := range slices.Concat(out.InProgress, markedInProgress) {
 		if a.Status == actionBlocked {
 			out.Completed = append(out.Completed, a)
 			res.CompletedBlocked = append(res.CompletedBlocked, a.ID)

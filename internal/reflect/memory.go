@@ -1,8 +1,10 @@
 package reflect
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -169,7 +171,8 @@ type EpisodeInput struct {
 // WriteEpisode writes the episode of the most recently completed ISO week
 // (Monday to Sunday, UTC) when that week has cycles and no episode with its
 // id exists yet; it returns the episodes and the one written (nil when
-// none). Because the id is derived from the week alone, any number of calls
+// none). An entry of the original project's older shape, with a week_year
+// ("2026-W15") and no id, stands for its week too (state.Episode.Week). Because the id is derived from the week alone, any number of calls
 // during the following week writes it exactly once. A week in which the
 // engine never ran afterwards is never summarised: only the most recently
 // completed week is considered.
@@ -178,7 +181,7 @@ func WriteEpisode(in EpisodeInput) (state.Episodes, *state.Episode) {
 	start, end := memPreviousWeek(in.Now)
 	id := memEpisodeID(start)
 	for _, ep := range out.Episodes {
-		if ep.ID == id {
+		if ep.Week() == id {
 			return out, nil
 		}
 	}
@@ -345,8 +348,8 @@ func memSummary(ep state.Episode, top string, topN, selections int) string {
 	return b.String()
 }
 
-// memEvictEpisodes keeps the newest keep episodes by week_start (ties: file
-// order), never evicting the one just written, and preserves file order.
+// memEvictEpisodes keeps the newest keep episodes by their week's start
+// (state.Episode.Start; ties: file order), never evicting the one just written, and preserves file order.
 func memEvictEpisodes(eps []state.Episode, keep, protect int) []state.Episode {
 	excess := len(eps) - keep
 	if excess <= 0 {
@@ -358,7 +361,7 @@ func memEvictEpisodes(eps []state.Episode, keep, protect int) []state.Episode {
 			idx = append(idx, i)
 		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return eps[idx[a]].WeekStart < eps[idx[b]].WeekStart })
+	sort.SliceStable(idx, func(a, b int) bool { return eps[idx[a]].Start() < eps[idx[b]].Start() })
 	drop := map[int]bool{}
 	for _, i := range idx[:min(excess, len(idx))] {
 		drop[i] = true
@@ -466,7 +469,7 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 	}
 	recent := map[string]bool{}
 	for _, ep := range chron[max(0, len(chron)-PrincipleDecayWindow):] {
-		recent[ep.ID] = true
+		recent[ep.Week()] = true
 	}
 	nextID := memNextPrincipleID(out.Principles)
 
@@ -487,17 +490,23 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 			}
 		}
 		last := memLastConfirmed(*p)
+		sources := memSources(*p)
+		// The original project dates a confirmation (last_confirmed,
+		// last_validated) instead of naming the episode: a week that had
+		// ended by then was already counted.
+		seenAt, dated := p.ConfirmedAt()
 		var fresh []int
 		for _, ei := range matching {
-			id := chron[ei].ID
-			if memContains(p.SourceEpisodes, id) || (last != "" && id <= last) {
+			id := chron[ei].Week()
+			if id == "" || sources[id] || (last != "" && id <= last) || (dated && memWeekEndedBy(chron[ei], seenAt)) {
 				continue
 			}
+			sources[id] = true
 			fresh = append(fresh, ei)
 		}
 		// Without any provenance every matching episode would look new;
 		// only the newest one counts, once.
-		if last == "" && len(fresh) > 1 {
+		if last == "" && !dated && len(fresh) > 1 {
 			fresh = fresh[len(fresh)-1:]
 		}
 		if len(fresh) == 0 {
@@ -505,16 +514,13 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 		}
 		for _, ei := range fresh {
 			p.Confidence = memRound(math.Min(1, p.Confidence+PrincipleConfirmStep))
-			p.SourceEpisodes = append(p.SourceEpisodes, chron[ei].ID)
-			p.Occurrences++
-			p.LastConfirmedEp = chron[ei].ID
+			p.RecordConfirmation(chron[ei].Week(), in.Now)
 		}
-		p.LastConfirmedAt = now
-		res.Confirmed = append(res.Confirmed, p.ID)
+		res.Confirmed = append(res.Confirmed, memLabel(*p))
 		if p.Kind == "candidate" {
 			p.Kind = ""
 			p.Confidence = math.Max(p.Confidence, PrincipleConfidence)
-			res.Promoted = append(res.Promoted, p.ID)
+			res.Promoted = append(res.Promoted, memLabel(*p))
 		}
 	}
 
@@ -546,7 +552,7 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 	for _, g := range groups {
 		var epIDs []string
 		for _, li := range g.members {
-			id := chron[lessons[li].ep].ID
+			id := chron[lessons[li].ep].Week()
 			if !memContains(epIDs, id) {
 				epIDs = append(epIDs, id)
 			}
@@ -556,8 +562,7 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 			continue
 		}
 		text := lessons[g.members[len(g.members)-1]].text
-		id := fmt.Sprintf("P-%d", nextID)
-		nextID++
+		id := nextID()
 		out.Principles = append(out.Principles, state.Principle{ID: id, Text: text, Confidence: PrincipleConfidence,
 			SourceEpisodes: epIDs, Occurrences: len(epIDs), CreatedAt: now, LastConfirmedAt: now, LastConfirmedEp: newest})
 		res.Created = append(res.Created, id)
@@ -600,7 +605,7 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 			}
 			var epIDs []string
 			for _, li := range c.members {
-				id := chron[lessons[li].ep].ID
+				id := chron[lessons[li].ep].Week()
 				if !memContains(epIDs, id) {
 					epIDs = append(epIDs, id)
 				}
@@ -609,8 +614,7 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 			if exists || !recent[newest] {
 				continue
 			}
-			id := fmt.Sprintf("P-%d", nextID)
-			nextID++
+			id := nextID()
 			out.Principles = append(out.Principles, state.Principle{ID: id, Text: text, Kind: "candidate",
 				Confidence: CandidateConfidence, SourceEpisodes: epIDs, Occurrences: len(c.members), CreatedAt: now,
 				LastConfirmedAt: now, LastConfirmedEp: newest})
@@ -629,19 +633,23 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 				p.LastConfirmedEp = memLastConfirmed(*p)
 			}
 			p.SourceEpisodes = append([]string(nil), p.SourceEpisodes[n-SourceEpisodesCap:]...)
-			res.Trimmed = append(res.Trimmed, p.ID)
+			res.Trimmed = append(res.Trimmed, memLabel(*p))
 		}
 	}
 
 	// 4. Decay.
+	win := memWindow{recent: recent}
+	if len(chron) > 0 {
+		win.episodes = true
+		win.start, win.dated = state.ParseTime(chron[max(0, len(chron)-PrincipleDecayWindow)].Start())
+	}
 	kept := out.Principles[:0:0]
 	for _, p := range out.Principles {
-		last := memLastConfirmed(p)
-		if last != "" && !recent[last] {
+		if win.stale(p) {
 			p.Confidence = memRound(p.Confidence - PrincipleDecayStep)
-			res.Decayed = append(res.Decayed, p.ID)
+			res.Decayed = append(res.Decayed, memLabel(p))
 			if p.Confidence < PrincipleFloor {
-				res.Removed = append(res.Removed, p.ID)
+				res.Removed = append(res.Removed, memLabel(p))
 				continue
 			}
 		}
@@ -681,7 +689,7 @@ func memCapPrinciples(out *state.Principles, keep int) []string {
 	var dropped []string
 	for _, i := range idx[:excess] {
 		drop[i] = true
-		dropped = append(dropped, all[i].ID)
+		dropped = append(dropped, memLabel(all[i]))
 	}
 	kept := make([]state.Principle, 0, keep)
 	for i, p := range all {
@@ -693,12 +701,86 @@ func memCapPrinciples(out *state.Principles, keep int) []string {
 	return dropped
 }
 
-// memChronological orders episodes by week_start (ties: file order), which
-// is what "most recent" means for lessons and the decay window.
+// memChronological orders episodes by their week's start (ties: file
+// order), which is what "most recent" means for lessons and the decay
+// window. An episode that names no week cannot be a principle's source
+// and is left out.
 func memChronological(eps []state.Episode) []state.Episode {
-	out := append([]state.Episode(nil), eps...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].WeekStart < out[j].WeekStart })
+	out := make([]state.Episode, 0, len(eps))
+	for _, ep := range eps {
+		if ep.Week() != "" {
+			out = append(out, ep)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start() < out[j].Start() })
 	return out
+}
+
+// memWindow is the decay window: the PrincipleDecayWindow most recent
+// episodes, and the day the oldest of them starts.
+type memWindow struct {
+	recent   map[string]bool
+	episodes bool // any episode at all
+	start    time.Time
+	dated    bool // start is known
+}
+
+// stale says whether the entry was not confirmed in the window, and so
+// decays. Evidence is the newest week among its sources or, in the
+// original project's shapes, the time of its last confirmation (a manual
+// entry's creation when it has none): a confirmation on or after the
+// window's first day is recent. A manual entry without any evidence is
+// stale, as in the original; any other entry without evidence never
+// decays, since there is no trail to fade. Without any episode nothing
+// decays: a lost or reset episodes file must not erase the principles.
+func (w memWindow) stale(p state.Principle) bool {
+	if !w.episodes {
+		return false
+	}
+	last := memLastConfirmed(p)
+	if last != "" && w.recent[last] {
+		return false
+	}
+	at, dated := p.ConfirmedAt()
+	if !dated && p.Manual() {
+		at, dated = state.ParseTime(p.CreatedAt)
+	}
+	if dated && (!w.dated || !at.Before(w.start)) {
+		return false
+	}
+	return last != "" || dated || p.Manual()
+}
+
+// memWeekEndedBy says whether ep's week was over at t.
+func memWeekEndedBy(ep state.Episode, t time.Time) bool {
+	start, ok := state.ParseTime(ep.Start())
+	return ok && !start.AddDate(0, 0, 7).After(t)
+}
+
+// memSources are the episodes an entry already counts, by canonical id
+// and as written.
+func memSources(p state.Principle) map[string]bool {
+	out := memSet(p.WeekSources())
+	for _, s := range p.SourceEpisodes {
+		out[s] = true
+	}
+	if p.LastConfirmedEp != "" {
+		out[p.LastConfirmedEp] = true
+	}
+	return out
+}
+
+// memLabel names an entry in a PrincipleResult: its id, or for an entry of
+// the original project's shape that has none, the start of its text.
+func memLabel(p state.Principle) string {
+	if p.ID != "" {
+		return p.ID
+	}
+	t := []rune(p.Text)
+	if len(t) > 40 {
+		return strconv.Quote(string(t[:40]) + "…")
+	}
+	return strconv.Quote(string(t))
 }
 
 // memLessons lists each episode's distinct lessons in chronological order.
@@ -736,10 +818,20 @@ func memMostFrequent(lessons []memLesson, members []int) string {
 	return best
 }
 
-// memLastConfirmed is the newest episode that supports the entry: the
-// recorded last confirmation, else the newest source episode.
+// memLastConfirmed is the newest episode that supports the entry, as a
+// canonical id (state.Principle.WeekSources); an entry whose sources name
+// no week falls back on the greatest of them as written.
 func memLastConfirmed(p state.Principle) string {
-	last := p.LastConfirmedEp
+	last := ""
+	for _, s := range p.WeekSources() {
+		if s > last {
+			last = s
+		}
+	}
+	if last != "" {
+		return last
+	}
+	last = p.LastConfirmedEp
 	for _, s := range p.SourceEpisodes {
 		if s > last {
 			last = s
@@ -748,15 +840,38 @@ func memLastConfirmed(p state.Principle) string {
 	return last
 }
 
-// memNextPrincipleID continues the P-<n> numbering after the highest id.
-func memNextPrincipleID(ps []state.Principle) int {
-	n := 0
+// memPrincipleIDPattern matches this program's ids (P-12) and the state
+// design's (P012).
+var memPrincipleIDPattern = regexp.MustCompile(`^P(-?)([0-9]{1,9})$`)
+
+// memNextPrincipleID returns a generator of ids continuing the numbering
+// after the highest id of either spelling, in the state design's spelling
+// (P013) when the file uses only that one, else as P-13, so two entries
+// never share a number.
+func memNextPrincipleID(ps []state.Principle) func() string {
+	n, dash, plain := 0, false, false
 	for _, p := range ps {
-		if v, err := strconv.Atoi(strings.TrimPrefix(p.ID, "P-")); err == nil && strings.HasPrefix(p.ID, "P-") && v > n {
+		m := memPrincipleIDPattern.FindStringSubmatch(p.ID)
+		if m == nil {
+			continue
+		}
+		if m[1] == "-" {
+			dash = true
+		} else {
+			plain = true
+		}
+		if v, err := strconv.Atoi(m[2]); err == nil && v > n {
 			n = v
 		}
 	}
-	return n + 1
+	format := "P-%d"
+	if plain && !dash {
+		format = "P%03d"
+	}
+	return func() string {
+		n++
+		return fmt.Sprintf(format, n)
+	}
 }
 
 func memThreshold(cfg *config.Config) float64 {
@@ -844,6 +959,11 @@ func ContrarianCheck(in ContrarianInput) (*state.Intervention, string) {
 		Reason: fmt.Sprintf("Contrarian check at cycle %d: %s won %d of the last %d decisions; %s selected least (%d)",
 			in.Cycle, dom, domN, len(window), least, leastN),
 		CreatedAtCycle: in.Cycle, ExpiresAfterCycles: ContrarianCycles}
+	// The original's contrarian interventions name the domain they lean
+	// against; its readers show it.
+	if b, err := json.Marshal(dom); err == nil {
+		iv.Extra = state.Extra{"dominant_domain": b}
+	}
 	return iv, iv.Reason
 }
 

@@ -590,7 +590,8 @@ func TestStep6C4_ContrarianCheck(t *testing.T) {
 	}
 	iv, why := check(20, log)
 	want := state.Intervention{Domain: "backlog", Delta: 1.0, Type: "contrarian", CreatedAtCycle: 20, ExpiresAfterCycles: 3,
-		Reason: "Contrarian check at cycle 20: api won 7 of the last 7 decisions; backlog selected least (1)"}
+		Reason: "Contrarian check at cycle 20: api won 7 of the last 7 decisions; backlog selected least (1)",
+		Extra:  state.Extra{"dominant_domain": json.RawMessage(`"api"`)}}
 	if iv == nil || !stdreflect.DeepEqual(*iv, want) || why != want.Reason {
 		t.Fatalf("cycle 20: %+v %q", iv, why)
 	}

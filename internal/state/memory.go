@@ -1,11 +1,16 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // Memory files under agent/state/evolve/.
@@ -36,18 +41,105 @@ type Episode struct {
 	PatternsDetected   []string           `json:"patterns_detected"`
 	CreatedAt          string             `json:"created_at"`
 	Extra              Extra              `json:"-"`
+
+	// read is the entry as the file held it (nil for a new entry).
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
 func (e *Episode) UnmarshalJSON(b []byte) error {
 	type alias Episode
-	return unmarshalKeep(b, (*alias)(e), &e.Extra)
+	*e = Episode{}
+	if err := unmarshalKeep(b, (*alias)(e), &e.Extra); err != nil {
+		return err
+	}
+	e.read = rememberEntry(b, alias(*e), e.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an entry read from the file is
+// written as it was read, but for the keys that changed (see readEntry).
 func (e Episode) MarshalJSON() ([]byte, error) {
 	type alias Episode
-	return marshalKeep(alias(e), e.Extra)
+	return e.read.encode(alias(e), e.Extra)
+}
+
+// Week is the canonical id ("EP-2026-W15") of the ISO week the episode
+// summarises: its id, or, for an entry of the original project's older
+// shape that has no id, its week_year ("2026-W15"). An id that names no
+// week is returned as it is, and "" when the entry has neither.
+func (e Episode) Week() string {
+	if w, ok := CanonicalWeek(e.ID); ok {
+		return w
+	}
+	if e.ID != "" {
+		return e.ID
+	}
+	if w, ok := CanonicalWeek(extraString(e.Extra, "week_year")); ok {
+		return w
+	}
+	return ""
+}
+
+// Start is the first day (YYYY-MM-DD) of the episode's week: week_start,
+// else the Monday of the week Week names, else "".
+func (e Episode) Start() string {
+	if e.WeekStart != "" {
+		return e.WeekStart
+	}
+	if m, ok := WeekMonday(e.Week()); ok {
+		return m.Format("2006-01-02")
+	}
+	return ""
+}
+
+// weekPattern is an ISO week as episode ids ("EP-2026-W15") and the
+// original project's week_year ("2026-W15") spell it.
+var weekPattern = regexp.MustCompile(`^(?i:EP-)?([0-9]{4})-[Ww]([0-9]{1,2})$`)
+
+// CanonicalWeek reads s as an ISO week, "EP-2026-W15" or "2026-W15", and
+// returns it as an episode id, "EP-2026-W15"; ok is false when s names no
+// week of its year.
+func CanonicalWeek(s string) (string, bool) {
+	m := weekPattern.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return "", false
+	}
+	y, _ := strconv.Atoi(m[1])
+	w, _ := strconv.Atoi(m[2])
+	if w < 1 || w > isoWeeksIn(y) {
+		return "", false
+	}
+	return fmt.Sprintf("EP-%04d-W%02d", y, w), true
+}
+
+// WeekMonday is the Monday (UTC) that starts the ISO week s names
+// ("EP-2026-W15" or "2026-W15").
+func WeekMonday(s string) (time.Time, bool) {
+	c, ok := CanonicalWeek(s)
+	if !ok {
+		return time.Time{}, false
+	}
+	y, _ := strconv.Atoi(c[3:7])
+	w, _ := strconv.Atoi(c[9:])
+	// ISO week 1 is the week holding January 4th.
+	jan4 := time.Date(y, 1, 4, 0, 0, 0, 0, time.UTC)
+	return jan4.AddDate(0, 0, -((int(jan4.Weekday())+6)%7)+7*(w-1)), true
+}
+
+// isoWeeksIn is 53 for a year whose December 28th is in week 53, else 52.
+func isoWeeksIn(y int) int {
+	_, w := time.Date(y, 12, 28, 0, 0, 0, 0, time.UTC).ISOWeek()
+	return w
+}
+
+// extraString is an unknown key's value when it is a JSON string.
+func extraString(e Extra, key string) string {
+	var s string
+	if raw, ok := e[key]; !ok || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // Episodes is episodes.json.
@@ -75,7 +167,14 @@ func (e Episodes) MarshalJSON() ([]byte, error) {
 	return marshalKeep(alias(e), e.Extra)
 }
 
-// Principle is one permanent learning (tier-3 memory, 6-C4).
+// Principle is one permanent learning (tier-3 memory, 6-C4). Besides its
+// own shape it reads the original project's two: evolve's
+// {text, confidence, source_episodes: ["2026-W15"], created_at,
+// last_confirmed, kind: "manual"|"candidate"} and the state design's
+// {id: "P001", principle, source, source_ids, confidence, last_validated,
+// validation_count, ...}. Their keys stay where they are (in Extra when
+// this type has no field for them); Text holds the state design's
+// principle when the entry has no text; the methods below read the rest.
 type Principle struct {
 	ID              string   `json:"id"`
 	Text            string   `json:"text"`
@@ -87,21 +186,122 @@ type Principle struct {
 	LastConfirmedAt string   `json:"last_confirmed_at,omitempty"`
 	LastConfirmedEp string   `json:"last_confirmed_episode,omitempty"`
 	Extra           Extra    `json:"-"`
+
+	// read is the entry as the file held it (nil for a new entry).
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
 func (p *Principle) UnmarshalJSON(b []byte) error {
 	type alias Principle
-	return unmarshalKeep(b, (*alias)(p), &p.Extra)
+	*p = Principle{}
+	if err := unmarshalKeep(b, (*alias)(p), &p.Extra); err != nil {
+		return err
+	}
+	if p.Text == "" {
+		p.Text = extraString(p.Extra, "principle")
+	}
+	p.read = rememberEntry(b, alias(p.canonical()), p.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an entry read from the file is
+// written as it was read, but for the keys that changed (see readEntry).
 func (p Principle) MarshalJSON() ([]byte, error) {
 	type alias Principle
+	return p.read.encode(alias(p.canonical()), p.Extra)
+}
+
+func (p Principle) canonical() Principle {
 	if p.SourceEpisodes == nil {
 		p.SourceEpisodes = []string{}
 	}
-	return marshalKeep(alias(p), p.Extra)
+	return p
+}
+
+// WeekSources are the weeks the entry has evidence from, as canonical
+// episode ids, oldest first as the entry lists them and without repeats:
+// source_episodes (episode ids or the original's week_year), the state
+// design's source_ids (only those naming a week: they may also name gaps
+// or other records) and last_confirmed_episode.
+func (p Principle) WeekSources() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if w, ok := CanonicalWeek(s); ok && !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	for _, s := range p.SourceEpisodes {
+		add(s)
+	}
+	var ids []string
+	if raw, ok := p.Extra["source_ids"]; ok && json.Unmarshal(raw, &ids) == nil {
+		for _, s := range ids {
+			add(s)
+		}
+	}
+	add(p.LastConfirmedEp)
+	return out
+}
+
+// ConfirmedAt is the latest confirmation the original project's shapes
+// date: last_confirmed (evolve) and last_validated (the state design).
+// ok is false when the entry has neither, or neither is a time.
+func (p Principle) ConfirmedAt() (t time.Time, ok bool) {
+	for _, k := range []string{"last_confirmed", "last_validated"} {
+		if v, found := ParseTime(extraString(p.Extra, k)); found && (!ok || v.After(t)) {
+			t, ok = v, true
+		}
+	}
+	return t, ok
+}
+
+// Manual says whether an operator wrote the entry by hand (kind
+// "manual", the original project's way to seed a principle).
+func (p Principle) Manual() bool { return p.Kind == "manual" }
+
+// RecordConfirmation notes that episode (a canonical id) confirmed the
+// entry at now, in the fields of this type and in those of the original
+// project's shape the entry carries: last_confirmed, last_validated and
+// validation_count are updated when present. A source_episodes list
+// written as week_year ("2026-W15") gets the new week in that spelling.
+func (p *Principle) RecordConfirmation(episode string, now time.Time) {
+	if p.Occurrences == 0 && p.read != nil && !p.read.had("occurrences") {
+		// An entry of the original's shape counts its evidence by weeks.
+		p.Occurrences = len(p.WeekSources())
+	}
+	src := episode
+	if len(p.SourceEpisodes) > 0 && !strings.HasPrefix(strings.ToUpper(p.SourceEpisodes[len(p.SourceEpisodes)-1]), "EP-") {
+		if _, ok := CanonicalWeek(p.SourceEpisodes[len(p.SourceEpisodes)-1]); ok {
+			src = strings.TrimPrefix(episode, "EP-")
+		}
+	}
+	p.SourceEpisodes = append(p.SourceEpisodes, src)
+	p.Occurrences++
+	p.LastConfirmedEp = episode
+	ts := FormatTime(now)
+	p.LastConfirmedAt = ts
+	extra := make(Extra, len(p.Extra))
+	for k, v := range p.Extra {
+		extra[k] = v
+	}
+	for _, k := range []string{"last_confirmed", "last_validated"} {
+		if _, ok := extra[k]; ok {
+			b, _ := json.Marshal(ts)
+			extra[k] = b
+		}
+	}
+	if raw, ok := extra["validation_count"]; ok {
+		var n int
+		if json.Unmarshal(raw, &n) == nil && n >= 0 && n < 1<<30 {
+			extra["validation_count"] = json.RawMessage(strconv.Itoa(n + 1))
+		}
+	}
+	if len(extra) > 0 {
+		p.Extra = extra
+	}
 }
 
 // Principles is principles.json.
@@ -281,6 +481,149 @@ func (l LensChangelog) MarshalJSON() ([]byte, error) {
 		l.SchemaVersion = "1.0.0"
 	}
 	return marshalKeep(alias(l), l.Extra)
+}
+
+// readEntry is an entry of a memory file as the file held it, so that
+// rewriting the file loses nothing of an entry this program did not
+// change: such an entry is written back byte for byte (whitespace aside,
+// which the file's indentation sets), with its key order, number spelling
+// and nulls, and no key it did not have. An entry that changed keeps the
+// same, but for the keys whose value changed (written in place, or added
+// at the end) and the keys removed.
+type readEntry struct {
+	raw json.RawMessage
+	// fields is each key's encoding right after decoding: a key whose
+	// encoding is still the same has not been changed.
+	fields map[string]json.RawMessage
+}
+
+// rememberEntry records b, decoded into v (an alias struct value) and
+// extra; nil when the encoding fails, which makes the entry written as a
+// new one.
+func rememberEntry(b []byte, v any, extra Extra) *readEntry {
+	enc, err := marshalKeep(v, extra)
+	if err != nil {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(enc, &fields) != nil {
+		return nil
+	}
+	return &readEntry{raw: append(json.RawMessage(nil), bytes.TrimSpace(b)...), fields: fields}
+}
+
+// had says whether the entry as read held key.
+func (r *readEntry) had(key string) bool {
+	keys, _, err := objectMembers(r.raw)
+	if err != nil {
+		return false
+	}
+	for _, k := range keys {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// encode is v (an alias struct value) with extra as the entry r was read
+// as, changed only where v and extra changed; r nil encodes a new entry.
+func (r *readEntry) encode(v any, extra Extra) ([]byte, error) {
+	enc, err := marshalKeep(v, extra)
+	if err != nil || r == nil {
+		return enc, err
+	}
+	keys, vals, err := objectMembers(enc)
+	if err != nil {
+		return nil, err
+	}
+	cur := make(map[string]json.RawMessage, len(keys))
+	changed := map[string]bool{}
+	changedLower := map[string]bool{}
+	for i, k := range keys {
+		cur[k] = vals[i]
+		if old, ok := r.fields[k]; !ok || !bytes.Equal(old, vals[i]) {
+			changed[k] = true
+			changedLower[strings.ToLower(k)] = true
+		}
+	}
+	removed := map[string]bool{}
+	for k := range r.fields {
+		if _, ok := cur[k]; !ok {
+			removed[k] = true
+			changedLower[strings.ToLower(k)] = true
+		}
+	}
+	if len(changed) == 0 && len(removed) == 0 {
+		return r.raw, nil
+	}
+	rawKeys, rawVals, err := objectMembers(r.raw)
+	if err != nil {
+		return enc, nil
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	first := true
+	write := func(k string, val []byte) {
+		if !first {
+			buf.WriteByte(',')
+		}
+		first = false
+		kb, _ := json.Marshal(k)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(val)
+	}
+	written := map[string]bool{}
+	for i, k := range rawKeys {
+		_, known := cur[k]
+		switch {
+		case changed[k]:
+			write(k, cur[k])
+			written[k] = true
+		case removed[k]:
+		case !known && changedLower[strings.ToLower(k)]:
+			// A case variant of a key rewritten: decoding read it into
+			// that key's field, and keeping it would let it override the
+			// new value when the file is read again.
+		default:
+			write(k, rawVals[i])
+		}
+	}
+	for _, k := range keys {
+		if changed[k] && !written[k] {
+			write(k, cur[k])
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// objectMembers lists a JSON object's keys and values in file order.
+func objectMembers(b []byte) ([]string, []json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, fmt.Errorf("not a JSON object")
+	}
+	var keys []string
+	var vals []json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		k, ok := tok.(string)
+		if !ok {
+			return nil, nil, fmt.Errorf("not a JSON object")
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		keys = append(keys, k)
+		vals = append(vals, v)
+	}
+	return keys, vals, nil
 }
 
 // LoadMemory reads episodes, principles, reflections and cascades with the

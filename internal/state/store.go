@@ -227,6 +227,13 @@ func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err e
 	}
 	reflect.ValueOf(v).Elem().Set(fresh.Elem())
 	if warns != nil {
+		// Values read in another meaning than written (a string cycle_id
+		// read as a number, say) are said, with their path.
+		if dw, ok := v.(interface{ DecodeWarnings() []string }); ok {
+			for _, w := range dw.DecodeWarnings() {
+				*warns = append(*warns, s.display(p)+": "+w)
+			}
+		}
 		*warns = append(*warns, duplicateKeyWarnings(s.display(p), b)...)
 	}
 	return true, nil

@@ -1,7 +1,14 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -55,6 +62,11 @@ type DecisionEntry struct {
 	PROutcomes      json.RawMessage `json:"pr_outcomes,omitempty"`
 	Error           string          `json:"error,omitempty"`
 	Extra           Extra           `json:"-"`
+	// PRsProcessed is the same record in the shape the original OODA loop
+	// writes and reads before counting a PR ([{number, action, domain,
+	// type}]). Kept raw: a mistyped item must not cost the entry, and an
+	// original's value is written back as it was.
+	PRsProcessed json.RawMessage `json:"prs_processed,omitempty"`
 }
 
 // UnmarshalJSON keeps unknown keys.
@@ -319,13 +331,88 @@ type ActionQueue struct {
 	InProgress    []Action `json:"in_progress"`
 	Completed     []Action `json:"completed"`
 	Extra         Extra    `json:"-"`
+
+	// decodeWarnings say which older shape decoding read, as
+	// "<JSON pointer>: <reason>".
+	decodeWarnings []string `json:"-"`
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys and reads the older shapes of the
+// file: a plain array of actions, and {"actions": [...]} (without any of
+// pending, in_progress, completed), each item placed by its status (see
+// placeAction). An item in pending whose status is "in_progress" — the
+// original project's implementation skill marks the action it works on in
+// place — is moved to InProgress, where the stale-item hygiene (6-C6)
+// finds it. Any of these is written back in the current shape, the next
+// time the queue is saved.
 func (q *ActionQueue) UnmarshalJSON(b []byte) error {
 	type alias ActionQueue
-	return unmarshalKeep(b, (*alias)(q), &q.Extra)
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
+		var items []Action
+		if err := json.Unmarshal(t, &items); err != nil {
+			return err
+		}
+		*q = ActionQueue{}
+		for _, a := range items {
+			q.placeAction(a)
+		}
+		q.decodeWarnings = []string{fmt.Sprintf("(root): a plain array of %d actions (an older shape of the file); read as pending, in_progress and completed by status, and written back in the current shape", len(items))}
+		return nil
+	}
+	if err := unmarshalKeep(b, (*alias)(q), &q.Extra); err != nil {
+		return err
+	}
+	if raw, ok := q.Extra["actions"]; ok && q.Pending == nil && q.InProgress == nil && q.Completed == nil {
+		var items []Action
+		// An "actions" key that is not an array of actions stays an unknown
+		// key, kept as it is.
+		if json.Unmarshal(raw, &items) == nil && len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '[' {
+			delete(q.Extra, "actions")
+			if len(q.Extra) == 0 {
+				q.Extra = nil
+			}
+			for _, a := range items {
+				q.placeAction(a)
+			}
+			q.decodeWarnings = append(q.decodeWarnings, fmt.Sprintf("/actions: %d actions in an older shape of the file; read as pending, in_progress and completed by status, and written back in the current shape", len(items)))
+		}
+	}
+	if slices.ContainsFunc(q.Pending, func(a Action) bool { return a.Status == actionStatusInProgress }) {
+		var pending []Action
+		for _, a := range q.Pending {
+			if a.Status == actionStatusInProgress {
+				q.InProgress = append(q.InProgress, a)
+				continue
+			}
+			pending = append(pending, a)
+		}
+		q.Pending = pending
+	}
+	return nil
 }
+
+// actionStatusInProgress is the status of an action being worked on.
+const actionStatusInProgress = "in_progress"
+
+// placeAction files an action of an older, flat shape of the file by its
+// status: in progress, finished (completed, merged, rejected, superseded,
+// decayed), or pending (pending, proposed, blocked, none: the cycle's
+// queue rules take them from there).
+func (q *ActionQueue) placeAction(a Action) {
+	switch a.Status {
+	case actionStatusInProgress:
+		q.InProgress = append(q.InProgress, a)
+	case "completed", "merged", "rejected", "superseded", "decayed":
+		q.Completed = append(q.Completed, a)
+	default:
+		q.Pending = append(q.Pending, a)
+	}
+}
+
+// DecodeWarnings lists what decoding read differently from the file, each
+// as "<JSON pointer>: <reason>" (an older shape of the file), for the
+// caller to report with the file's name.
+func (q ActionQueue) DecodeWarnings() []string { return q.decodeWarnings }
 
 // MarshalJSON writes unknown keys back.
 func (q ActionQueue) MarshalJSON() ([]byte, error) {
@@ -497,45 +584,318 @@ type CostEntry struct {
 	EstimatedUSD float64  `json:"estimated_usd"`
 	Synthetic    bool     `json:"synthetic,omitempty"`
 	Extra        Extra    `json:"-"`
+
+	// cycleIDRaw is the cycle_id as the file wrote it when that was not a
+	// plain integer ("12", "#12", 12.0): CycleID holds the number read
+	// from it (cycleIDRead), and the file keeps what it said.
+	cycleIDRaw  json.RawMessage `json:"-"`
+	cycleIDRead int             `json:"-"`
+	// uncounted says why the cycle_id is no cycle number (null, missing,
+	// "twelve"): CostLedger sets such an entry aside, and raw keeps it.
+	uncounted string          `json:"-"`
+	raw       json.RawMessage `json:"-"`
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys. A cycle_id that is not an integer
+// does not fail the entry (the original project's own cycles wrote
+// strings and nulls there): a string or number that names one cycle
+// unambiguously is read as that cycle, anything else marks the entry as
+// not counted by cycle (see CostLedger).
 func (c *CostEntry) UnmarshalJSON(b []byte) error {
 	type alias CostEntry
-	return unmarshalKeep(b, (*alias)(c), &c.Extra)
+	var probe struct {
+		CycleID json.RawMessage `json:"cycle_id"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return err
+	}
+	if probe.CycleID == nil || isPlainInt(probe.CycleID) {
+		// A missing cycle_id is 0 here, as any missing field; the ledger
+		// sets such an entry aside (see CostLedger.UnmarshalJSON).
+		return unmarshalKeep(b, (*alias)(c), &c.Extra)
+	}
+	// Every other key decodes as usual; cycle_id is read here instead.
+	var shadow struct {
+		alias
+		CycleID json.RawMessage `json:"cycle_id"`
+	}
+	if err := json.Unmarshal(b, &shadow); err != nil {
+		return err
+	}
+	*c = CostEntry(shadow.alias)
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	known := jsonKeys(reflect.TypeFor[alias]())
+	for k := range m {
+		if known[strings.ToLower(k)] {
+			delete(m, k)
+		}
+	}
+	if len(m) > 0 {
+		c.Extra = m
+	}
+	if n, ok := cycleNumber(probe.CycleID); ok {
+		c.CycleID, c.cycleIDRead = n, n
+		c.cycleIDRaw = append(json.RawMessage(nil), probe.CycleID...)
+		return nil
+	}
+	c.CycleID = 0
+	c.uncounted = "is not a cycle number"
+	c.raw = append(json.RawMessage(nil), b...)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back, and a cycle_id read from a string
+// as the file wrote it. An entry set aside by its ledger is written back
+// as it was read.
 func (c CostEntry) MarshalJSON() ([]byte, error) {
 	type alias CostEntry
+	if c.raw != nil {
+		return c.raw, nil
+	}
 	if c.Chain == nil {
 		c.Chain = []string{}
 	}
-	return marshalKeep(alias(c), c.Extra)
+	if c.cycleIDRaw == nil || c.CycleID != c.cycleIDRead {
+		return marshalKeep(alias(c), c.Extra)
+	}
+	// The known keys come first, as for any entry; cycle_id keeps its
+	// place and its original spelling.
+	b, err := marshalKeep(alias(c), c.Extra)
+	if err != nil {
+		return nil, err
+	}
+	num, _ := json.Marshal(c.CycleID)
+	prefix := append(append([]byte(`{"cycle_id":`), num...), ',')
+	if !bytes.HasPrefix(b, prefix) {
+		return b, nil
+	}
+	out := append([]byte(`{"cycle_id":`), c.cycleIDRaw...)
+	return append(out, b[len(prefix)-1:]...), nil
+}
+
+// isPlainInt reports whether raw is a JSON integer that fits an int.
+func isPlainInt(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.IndexAny(t, ".eE") >= 0 || t[0] == '"' || t[0] == 'n' {
+		return false
+	}
+	var n int
+	return json.Unmarshal(t, &n) == nil
+}
+
+// cycleNumber reads a cycle_id written as something other than an
+// integer, where the meaning is unambiguous: a string of digits, with or
+// without a leading "#" ("12", "#12"), or a whole number written as a
+// float (12.0). Anything else — null, "", "12a", "twelve", 12.5, a
+// negative number, an object — names no cycle.
+func cycleNumber(raw json.RawMessage) (int, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return 0, false
+	}
+	switch t[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(t, &s) != nil {
+			return 0, false
+		}
+		s = strings.TrimPrefix(strings.TrimSpace(s), "#")
+		if s == "" || len(s) > 10 || strings.Trim(s, "0123456789") != "" {
+			return 0, false
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n > MaxCounter {
+			return 0, false
+		}
+		return n, true
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		var f float64
+		if json.Unmarshal(t, &f) != nil || f < 0 || f > MaxCounter || f != math.Trunc(f) {
+			return 0, false
+		}
+		return int(f), true
+	}
+	return 0, false
 }
 
 // CostLedger is agent/state/evolve/cost_ledger.json: today's spend (UTC day).
+//
+// An entry whose cycle_id names no cycle (null, missing, "twelve") is not
+// in Entries: the integrity gate and the recovery of a lost cycle count
+// must not take it for cycle 0. It is kept, in its place, and written back
+// as it was read; its cost still counts, through total_estimated_usd,
+// which decoding raises to the sum of all the entries when it is below it.
 type CostLedger struct {
 	SchemaVersion     string      `json:"schema_version"`
 	Date              string      `json:"date"`
 	Entries           []CostEntry `json:"entries"`
 	TotalEstimatedUSD float64     `json:"total_estimated_usd"`
 	Extra             Extra       `json:"-"`
+
+	// asideEntries are the entries set aside, each with its index in the
+	// file's entries array; decodeWarnings say what decoding read
+	// differently from the file, as "<JSON pointer>: <reason>".
+	asideEntries   []asideEntry `json:"-"`
+	decodeWarnings []string     `json:"-"`
 }
 
-// UnmarshalJSON keeps unknown keys.
+// asideEntry is a cost entry kept out of Entries, with its position.
+type asideEntry struct {
+	at  int
+	raw json.RawMessage
+}
+
+// maxDecodeWarnings bounds the decode warnings of one file: a ledger of
+// ten thousand string ids says so in a few lines, not ten thousand.
+const maxDecodeWarnings = 5
+
+// UnmarshalJSON keeps unknown keys, sets aside the entries whose cycle_id
+// names no cycle, and records a warning for each cycle_id it did not take
+// as written.
 func (c *CostLedger) UnmarshalJSON(b []byte) error {
 	type alias CostLedger
-	return unmarshalKeep(b, (*alias)(c), &c.Extra)
+	if err := unmarshalKeep(b, (*alias)(c), &c.Extra); err != nil {
+		return err
+	}
+	var warns []string
+	kept := c.Entries[:0:0]
+	asideUSD := 0.0
+	var rawEntries []json.RawMessage
+	for i, e := range c.Entries {
+		ptr := "/entries/" + strconv.Itoa(i) + "/cycle_id"
+		if e.CycleID == 0 && e.cycleIDRaw == nil && e.uncounted == "" {
+			// 0 is what a missing cycle_id decodes to: tell the two apart.
+			if rawEntries == nil {
+				var doc struct {
+					Entries []json.RawMessage `json:"entries"`
+				}
+				if err := json.Unmarshal(b, &doc); err != nil {
+					return err
+				}
+				rawEntries = doc.Entries
+			}
+			if i < len(rawEntries) && entryCycleID(rawEntries[i]) == nil {
+				e.uncounted = "is missing"
+				e.raw = rawEntries[i]
+			}
+		}
+		switch {
+		case e.uncounted != "":
+			c.asideEntries = append(c.asideEntries, asideEntry{at: i, raw: e.raw})
+			if v := e.EstimatedUSD; v > 0 {
+				asideUSD += min(v, MaxCostUSD)
+			}
+			what := "cycle_id " + e.uncounted
+			if e.uncounted != "is missing" {
+				what = showJSONValue(entryCycleID(e.raw)) + " " + e.uncounted
+			}
+			warns = append(warns, fmt.Sprintf("%s: %s; the entry is kept in the file but not counted as a cycle (its cost still counts)", ptr, what))
+			continue
+		case e.cycleIDRaw != nil:
+			warns = append(warns, fmt.Sprintf("%s: %s is not an integer; read as cycle %d", ptr, showJSONValue(e.cycleIDRaw), e.CycleID))
+		}
+		kept = append(kept, e)
+	}
+	if len(c.asideEntries) > 0 {
+		c.Entries = kept
+		sum := asideUSD
+		for _, e := range kept {
+			if v := e.EstimatedUSD; v > 0 {
+				sum += min(v, MaxCostUSD)
+			}
+		}
+		sum = math.Round(sum*1e6) / 1e6
+		if t := c.TotalEstimatedUSD; t < sum-0.005 {
+			// The entries set aside are invisible to the sum Load checks
+			// the total against: without this, a total edited down would
+			// hide their spend from the daily cap.
+			warns = append(warns, fmt.Sprintf("/total_estimated_usd: %s is less than the sum of its entries, the ones not counted as cycles included; using %s",
+				strconv.FormatFloat(t, 'g', -1, 64), strconv.FormatFloat(sum, 'g', -1, 64)))
+			c.TotalEstimatedUSD = sum
+		}
+	}
+	if len(warns) > maxDecodeWarnings {
+		n := len(warns) - maxDecodeWarnings
+		warns = append(warns[:maxDecodeWarnings:maxDecodeWarnings], fmt.Sprintf("/entries: %d more cycle_id values not taken as written", n))
+	}
+	c.decodeWarnings = warns
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back, and the entries set aside at their
+// places (after the entries before them in the file; at the end when the
+// ledger has fewer entries now).
 func (c CostLedger) MarshalJSON() ([]byte, error) {
 	type alias CostLedger
 	if c.Entries == nil {
 		c.Entries = []CostEntry{}
 	}
+	if len(c.asideEntries) > 0 {
+		merged := make([]CostEntry, 0, len(c.Entries)+len(c.asideEntries))
+		rest := c.Entries
+		for _, a := range c.asideEntries {
+			for len(merged) < a.at && len(rest) > 0 {
+				merged = append(merged, rest[0])
+				rest = rest[1:]
+			}
+			merged = append(merged, CostEntry{raw: a.raw})
+		}
+		c.Entries = append(merged, rest...)
+	}
 	return marshalKeep(alias(c), c.Extra)
+}
+
+// DecodeWarnings lists what decoding read differently from the file, each
+// as "<JSON pointer>: <reason>" (cycle ids read from strings, entries set
+// aside), for the caller to report with the file's name.
+func (c CostLedger) DecodeWarnings() []string { return c.decodeWarnings }
+
+// AsideEntries is the number of entries kept in the file but not in
+// Entries, because their cycle_id names no cycle.
+func (c CostLedger) AsideEntries() int { return len(c.asideEntries) }
+
+// entryCycleID is the cycle_id of an entry's bytes (nil when missing).
+func entryCycleID(entry json.RawMessage) json.RawMessage {
+	var probe struct {
+		CycleID json.RawMessage `json:"cycle_id"`
+	}
+	_ = json.Unmarshal(entry, &probe)
+	return probe.CycleID
+}
+
+// maxShownValue bounds a value quoted in a warning.
+const maxShownValue = 40
+
+// showJSONValue renders a JSON value for a warning: a string re-quoted in
+// ASCII (no control or bidirectional character reaches a terminal) and cut
+// at maxShownValue characters, an object or array by its kind only.
+func showJSONValue(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "(missing)"
+	}
+	switch t[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		var s string
+		if json.Unmarshal(t, &s) != nil {
+			return "a string"
+		}
+		if r := []rune(s); len(r) > maxShownValue {
+			return strconv.QuoteToASCII(string(r[:maxShownValue])) + "…"
+		}
+		return strconv.QuoteToASCII(s)
+	}
+	if len(t) > maxShownValue {
+		return string(t[:maxShownValue]) + "…"
+	}
+	return string(t)
 }
 
 // NewCostLedger is the initial ledger of 1-A for the UTC day of now.
@@ -555,6 +915,7 @@ func (c *CostLedger) ResetIfNewDay(now time.Time) bool {
 	}
 	c.Date = today
 	c.Entries = []CostEntry{}
+	c.asideEntries = nil
 	c.TotalEstimatedUSD = 0
 	return true
 }
