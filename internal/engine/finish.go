@@ -103,6 +103,9 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	f.Elapsed = time.Since(c.start)
 	entry = record.DecisionEntry(f, resultType, quality)
 	entry.PROutcomes = prOutcomesJSON(c.outc.Changes)
+	// The same record in the original's shape, so that after a switch
+	// back the original does not count these PRs a second time.
+	entry.PRsProcessed = prsProcessedJSON(c.outc.Changes)
 	written := c.memoWritten || len(c.memo) > 0
 	entry.MemoWritten = &written
 	c.res.Result, c.res.ResultType, c.res.Quality, c.res.PRNumber = f.Result, resultType, &quality, f.PRNumber

@@ -107,6 +107,9 @@ func (c *cycle) orientOutcomes(obs *observe.Observation, fv forgeView, conf map[
 		Log: c.snap.State.DecisionLog, Counted: c.snap.State.CountedPRs, Outcomes: c.snap.Outcomes.Entries,
 		Reverted: fv.reverted, Queue: c.snap.ActionQueue, LastRun: last,
 	})
+	for _, w := range r.Warnings {
+		c.printf("[WARN] %s", w)
+	}
 	for _, ch := range r.Changes {
 		sign := "+"
 		if ch.Delta < 0 {
@@ -163,6 +166,28 @@ func prOutcomesJSON(changes []orient.ConfidenceChange) []byte {
 	var list []out
 	for _, ch := range changes {
 		list = append(list, out{ch.PR, ch.Domain, ch.Outcome, ch.Delta})
+	}
+	b, _ := json.Marshal(list)
+	return b
+}
+
+// prsProcessedJSON is the cycle's PR outcomes in the original loop's
+// decision-log shape ([{number, action, domain, type}]), written beside
+// pr_outcomes so that the original, run on this state again, skips the
+// PRs this engine already counted instead of counting them a second time.
+func prsProcessedJSON(changes []orient.ConfidenceChange) []byte {
+	if len(changes) == 0 {
+		return nil
+	}
+	type processed struct {
+		Number int    `json:"number"`
+		Action string `json:"action"`
+		Domain string `json:"domain"`
+		Type   string `json:"type"`
+	}
+	list := make([]processed, 0, len(changes))
+	for _, ch := range changes {
+		list = append(list, processed{ch.PR, "confidence_update", ch.Domain, ch.Outcome})
 	}
 	b, _ := json.Marshal(list)
 	return b

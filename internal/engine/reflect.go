@@ -95,6 +95,11 @@ func (c *cycle) reflectStep(ctx context.Context, f *record.Facts, dec decide.Dec
 		c.addGap(g.Name, g.Type, g.Detail)
 	}
 
+	// 6-C: an intervention counts down only on a cycle whose scoring
+	// applied it, so it is counted again from the list this cycle read
+	// (Orient's input) with what Decide did.
+	memos.Interventions = reflect.CountDownInterventions(c.snap.Memos.Interventions, dec.Scored)
+
 	// 5-C: memos for the next cycle, after this cycle's were consumed.
 	var prs []reflect.PROutcome
 	for _, ch := range c.outc.Changes {

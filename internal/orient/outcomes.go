@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,7 +80,14 @@ type OutcomeResult struct {
 	// prefix (the 3-A2 open-PR penalty).
 	OpenDraftImpl int
 	Notes         []string
+	// Warnings name the decision-log values that were left out because
+	// they are not PR numbers (file, JSON path, value).
+	Warnings []string
 }
+
+// maxLogWarnings bounds the warnings one hand-edited decision log can
+// print per cycle.
+const maxLogWarnings = 5
 
 // DomainOfBranch matches a PR's head branch to a domain by branch_prefix
 // (the longest prefix wins); the implementation prefix maps to the
@@ -117,15 +125,32 @@ func FromOutcomes(in OutcomeInput) OutcomeResult {
 	// Counted keeps insertion order (oldest first), so the cap drops the
 	// oldest: plain-git PR numbers are hashes, not a sequence.
 	order := append([]int(nil), in.Counted...)
-	for _, e := range in.Log {
-		var outs []struct {
-			PR int `json:"pr"`
+	// A PR already in the decision log was counted there: by this engine
+	// (pr_outcomes) or by the original loop before the switch
+	// (prs_processed), whose own 2-B skips the same PRs. Such a number
+	// joins Counted, so it stays counted after the 20-entry log forgets
+	// it while the forge still lists the PR among its recent merges.
+	var bad []string
+	logged := func(n int) {
+		if !counted[n] {
+			counted[n] = true
+			order = append(order, n)
 		}
-		if len(e.PROutcomes) > 0 && json.Unmarshal(e.PROutcomes, &outs) == nil {
-			for _, o := range outs {
-				counted[o.PR] = true
-			}
+	}
+	for i, e := range in.Log {
+		for _, n := range loggedPRs(e.PROutcomes, "pr", fmt.Sprintf("decision_log[%d].pr_outcomes", i), &bad) {
+			logged(n)
 		}
+		for _, n := range loggedPRs(e.PRsProcessed, "number", fmt.Sprintf("decision_log[%d].prs_processed", i), &bad) {
+			logged(n)
+		}
+	}
+	for i, b := range bad {
+		if i == maxLogWarnings {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: %d more PR numbers in the decision log could not be read; ignored.", state.StateFile, len(bad)-i))
+			break
+		}
+		out.Warnings = append(out.Warnings, b)
 	}
 	apply := func(pr PR, outcome string, delta float64) {
 		if counted[pr.Number] {
@@ -324,6 +349,76 @@ func syncQueue(in OutcomeInput, out *OutcomeResult) {
 }
 
 func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// loggedPRs reads the PR numbers of a decision-log list of outcomes (key
+// names the number: "pr" in pr_outcomes, "number" in prs_processed).
+// Each item is read on its own: a number written as a string ("29",
+// "#29") or a float with no fraction is that PR; anything else is left
+// out with a warning naming path, and never costs the other items. A
+// value that is not a list is one warning.
+func loggedPRs(raw json.RawMessage, key, path string, bad *[]string) []int {
+	if len(raw) == 0 || isJSONNull(raw) {
+		return nil
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		*bad = append(*bad, fmt.Sprintf("%s: %s: %s is not a list; its PRs are not known to be counted.", state.StateFile, path, quoteValue(raw)))
+		return nil
+	}
+	var out []int
+	for j, it := range items {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(it, &obj) != nil {
+			*bad = append(*bad, fmt.Sprintf("%s: %s[%d]: %s is not an object; ignored.", state.StateFile, path, j, quoteValue(it)))
+			continue
+		}
+		v, ok := obj[key]
+		if !ok || isJSONNull(v) {
+			continue
+		}
+		n, ok := PRNumber(v)
+		if !ok {
+			*bad = append(*bad, fmt.Sprintf("%s: %s[%d].%s: %s is not a PR number; ignored.", state.StateFile, path, j, key, quoteValue(v)))
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// PRNumber reads a PR number as a state file may hold it: a JSON integer
+// (or a float with no fraction, 29.0), or a string of one ("29", "#29").
+// Zero, negative and fractional values are no PR.
+func PRNumber(raw json.RawMessage) (int, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		n, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(s), "#"), 10, 64)
+		return int(n), err == nil && n > 0 && int64(int(n)) == n
+	}
+	var num json.Number
+	if json.Unmarshal(raw, &num) != nil {
+		return 0, false
+	}
+	if n, err := num.Int64(); err == nil {
+		return int(n), n > 0 && int64(int(n)) == n
+	}
+	f, err := num.Float64()
+	if err != nil || f <= 0 || f != math.Trunc(f) || f > 1<<53 {
+		return 0, false
+	}
+	return int(f), true
+}
+
+func isJSONNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
+
+// quoteValue is a value for a warning: compact, at most 40 characters.
+func quoteValue(raw json.RawMessage) string {
+	s := strings.Join(strings.Fields(string(raw)), " ")
+	if r := []rune(s); len(r) > 40 {
+		s = string(r[:40]) + "…"
+	}
+	return s
+}
 
 // ReviewNote is one PR review as Orient reads it.
 type ReviewNote struct {

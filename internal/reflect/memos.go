@@ -128,6 +128,28 @@ func WriteMemos(m state.Memos, in MemoInput) (state.Memos, MemoResult) {
 	return m, out
 }
 
+// CountDownInterventions is 6-C for interventions. A cycle whose Decide
+// ran the scoring pass (3-A) applied every intervention's delta: each is
+// counted (applied_count + 1) and decremented, and the expired ones are
+// removed. A cycle that did not score (implicit guidance, no scoreable
+// domain) applied none, so it leaves them as they were: a −10 monopoly
+// breaker used up on such a cycle would never have broken anything. The
+// list is always a copy.
+func CountDownInterventions(ivs []state.Intervention, applied bool) []state.Intervention {
+	out := make([]state.Intervention, 0, len(ivs))
+	for _, iv := range ivs {
+		if applied {
+			iv.AppliedCount++
+			iv.ExpiresAfterCycles--
+			if iv.ExpiresAfterCycles <= 0 {
+				continue
+			}
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
 // runAtEnd is the same-domain run length at the end of the log (entries
 // that selected no domain are passed over).
 func runAtEnd(log []state.DecisionEntry) (string, int) {
