@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -134,39 +133,13 @@ func (g *globals) registerRawSecrets() {
 	if err != nil {
 		return
 	}
-	raw, err := readConfigFile(p, config.MaxConfigBytes)
+	raw, err := config.ReadRegular(p, config.MaxConfigBytes)
 	if err != nil {
 		return
 	}
 	for _, n := range notificationValues(raw) {
 		notify.RegisterSecrets(n)
 	}
-}
-
-// readConfigFile reads path if it is a regular file of at most limit
-// bytes. It opens without blocking, so a named pipe in its place cannot
-// hang the command before the configuration is even read.
-func readConfigFile(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
-	}
-	return b, nil
 }
 
 // notificationValues returns every top-level "notifications" value of a

@@ -173,6 +173,11 @@ func ReadProjectFile(root, p string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+// ReadRegular reads path if it is a regular file of at most limit bytes,
+// anywhere (not only inside a project): the configuration file itself,
+// before the project is known. Errors wrap ErrNotRegular or ErrTooLarge.
+func ReadRegular(path string, limit int64) ([]byte, error) { return readRegular(path, 0, limit) }
+
 // readRegular opens path without blocking (a named pipe with no writer
 // would otherwise block the open itself), refuses anything but a regular
 // file, and reads at most limit bytes. Errors do not name the file.

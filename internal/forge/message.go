@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/secret"
 )
 
@@ -12,25 +13,6 @@ import (
 // control character): the merged tip's commit id then identifies the
 // branch, since the masked name no longer does.
 const HeadTrailer = "Ooda-Head"
-
-// messageUnsafe reports the characters that never go into a commit message
-// ooda writes: C0 controls and DEL, C1 controls, the bidirectional marks,
-// embeddings, overrides and isolates, and the line and paragraph
-// separators. A terminal showing `git log` would obey them.
-func messageUnsafe(r rune) bool {
-	switch {
-	case r < 0x20 || r == 0x7f:
-		return true
-	case r >= 0x80 && r <= 0x9f:
-		return true
-	case r == 0x061c || r == 0x200e || r == 0x200f,
-		r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return true
-	case r == 0x2028 || r == 0x2029:
-		return true
-	}
-	return false
-}
 
 // commitLine makes text from outside (a branch tip's subject) one line of
 // a commit message: whitespace controls become a space, other controls are
@@ -51,7 +33,7 @@ func commitLine(s string) string {
 			r == 0x2028 || r == 0x2029:
 			space = b.Len() > 0
 			continue
-		case messageUnsafe(r):
+		case safetext.Unsafe(r):
 			continue
 		}
 		if space {
@@ -71,10 +53,10 @@ func commitLine(s string) string {
 // name of some other branch.
 func messageBranch(name string) (shown string, exact bool) {
 	shown = strings.ToValidUTF8(secret.Redact(name), "?")
-	if strings.IndexFunc(shown, messageUnsafe) >= 0 {
+	if strings.IndexFunc(shown, safetext.Unsafe) >= 0 {
 		var b strings.Builder
 		for _, r := range shown {
-			if messageUnsafe(r) {
+			if safetext.Unsafe(r) {
 				r = '?'
 			}
 			b.WriteRune(r)

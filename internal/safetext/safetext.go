@@ -107,6 +107,13 @@ func firstUnsafe(s string) int {
 	return -1
 }
 
+// Unsafe reports whether r must not reach a terminal from outside text:
+// C0 controls and DEL, C1 controls, the bidirectional marks, embeddings,
+// overrides and isolates, and the line and paragraph separators. It is the
+// set Escape escapes (apart from invalid UTF-8), for writers that drop such
+// characters instead, such as a commit message that `git log` will show.
+func Unsafe(r rune) bool { return r < 0x20 || r == 0x7f || unsafeRune(r) }
+
 // unsafeRune reports the non-ASCII characters Escape escapes.
 func unsafeRune(r rune) bool {
 	switch {
