@@ -110,20 +110,23 @@ type Saturation struct {
 }
 
 // SaturationCheck is 2-A2: it evaluates the previous completed cycle (the
-// newest decision-log entry), never the one in flight. had_output false
-// increments the counter, true resets it, and skip entries (nothing was
-// run) leave it alone.
+// newest decision-log entry), never the one in flight. had_output true
+// resets the counter; anything else increments it — a futile or
+// observe-only cycle, and also a skip (all scores below the minimum, goals
+// met and idle, the confidence gate) or a blocked skill, whose entry has no
+// output: the original reads the newest entry whatever it is, so a loop
+// that only skips is saturated as well (SPEC-NOTES 2-A2).
 func SaturationCheck(cfg *config.Config, count, evaluated int, log []state.DecisionEntry) Saturation {
 	s := Saturation{Count: count, Evaluated: evaluated}
 	if len(log) == 0 {
 		return s
 	}
 	prev := log[len(log)-1]
-	if prev.Cycle <= evaluated || prev.Action == "skip" || prev.Action == "blocked" || prev.HadOutput == nil {
+	if prev.Cycle <= evaluated {
 		return s
 	}
 	s.Evaluated = prev.Cycle
-	if *prev.HadOutput {
+	if prev.HadOutput != nil && *prev.HadOutput {
 		s.Count = 0
 		return s
 	}

@@ -78,12 +78,30 @@ func TestStep2A2_SaturationCircuitBreaker(t *testing.T) {
 	if s.Count != 3 {
 		t.Errorf("re-evaluated cycle 7: count %d", s.Count)
 	}
-	// Output resets; skips neither increment nor reset.
+	// Output resets; a skip or a blocked skill produced nothing, so it
+	// increments, as in the original.
 	if s := SaturationCheck(cfg, 4, 0, []state.DecisionEntry{entry(8, "x", "success", true)}); s.Count != 0 {
 		t.Errorf("output resets: %d", s.Count)
 	}
-	if s := SaturationCheck(cfg, 4, 0, []state.DecisionEntry{{Cycle: 8, Action: "skip"}}); s.Count != 4 {
-		t.Errorf("a skip is neutral: %d", s.Count)
+	for _, action := range []string{"skip", "blocked"} {
+		if s := SaturationCheck(cfg, 4, 0, []state.DecisionEntry{{Cycle: 8, Action: action}}); s.Count != 5 || s.Evaluated != 8 {
+			t.Errorf("a %s entry must count as a cycle without output: count %d, evaluated %d", action, s.Count, s.Evaluated)
+		}
+	}
+	// A loop that only skips halts at the same cycle as one that only
+	// observes.
+	log = nil
+	count, evaluated, haltAt = 0, 0, 0
+	for c := 1; c <= 16; c++ {
+		s := SaturationCheck(cfg, count, evaluated, log)
+		count, evaluated = s.Count, s.Evaluated
+		if s.Halt && haltAt == 0 {
+			haltAt = count
+		}
+		log = append(log, state.DecisionEntry{Cycle: c, Action: "skip", Reason: "all_scores_below_minimum"})
+	}
+	if haltAt != 15 {
+		t.Errorf("a loop of skips halts at %d, want 15", haltAt)
 	}
 	cfg.Saturation.AutoHalt = false
 	if s := SaturationCheck(cfg, 20, 0, []state.DecisionEntry{entry(9, "x", "success", false)}); s.Halt {
