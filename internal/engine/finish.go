@@ -217,11 +217,13 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		line = record.CycleLogLine(f, resultType, quality)
 		c.finite(state.CycleLogFile, &line)
 	}
-	// Annotations of earlier cycles first, then this cycle's line.
+	// Annotations of earlier cycles go to their own log, so that
+	// cycle_log.jsonl stays one line per cycle for readers that count
+	// lines (SPEC-NOTES 6-C9); then this cycle's line.
 	logErr := func() error {
 		for _, a := range annotations {
-			if err := c.store.AppendCycleLog(a); err != nil {
-				return err
+			if err := c.store.AppendCycleLogAnnotation(a); err != nil {
+				return fmt.Errorf("%s: %w", state.CycleLogAnnotationsFile, err)
 			}
 		}
 		return c.store.AppendCycleLog(line)
