@@ -3,8 +3,10 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -23,6 +25,10 @@ type Confidence struct {
 	orig map[string]float64
 	// now stamps last_updated on nested entries whose score changed.
 	now time.Time
+	// innerRaw holds the nested domains that are not objects, as read.
+	innerRaw map[string]json.RawMessage
+	// decodeWarnings say which scores were not read as written.
+	decodeWarnings []string
 }
 
 // NewConfidence is an empty confidence file; new files are written nested,
@@ -52,34 +58,104 @@ func (c *Confidence) Set(domain string, v float64, now time.Time) {
 func isNull(b json.RawMessage) bool { return string(bytes.TrimSpace(b)) == "null" }
 
 // UnmarshalJSON applies the read rule of 2-B: a top-level "domains" key
-// holding objects makes the file nested; otherwise every numeric top-level
-// value is a domain's score. A null is no score.
+// holding an object makes the file nested; otherwise every numeric top-level
+// value is a domain's score. A null is no score. A score written as a
+// string ("0.8"), or a nested domain written as a bare score, is read as
+// that number; anything else is no score. Either way the value stays in
+// the file as written until the score changes, and DecodeWarnings says so.
 func (c *Confidence) UnmarshalJSON(b []byte) error {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {
 		return err
 	}
-	c.top, c.Scores, c.nested, c.inner, c.orig = top, map[string]float64{}, false, nil, map[string]float64{}
+	*c = Confidence{top: top, Scores: map[string]float64{}, orig: map[string]float64{}}
 	if raw, ok := top["domains"]; ok {
-		var inner map[string]map[string]json.RawMessage
-		if json.Unmarshal(raw, &inner) == nil && inner != nil {
-			c.nested, c.inner = true, inner
-			for d, obj := range inner {
-				var f float64
-				if s, ok := obj["score"]; ok && !isNull(s) && json.Unmarshal(s, &f) == nil {
-					c.Scores[d], c.orig[d] = f, f
+		var inner map[string]json.RawMessage
+		if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '{' && json.Unmarshal(t, &inner) == nil {
+			c.nested, c.inner = true, map[string]map[string]json.RawMessage{}
+			for _, d := range sortedRawKeys(inner) {
+				v := inner[d]
+				ptr := "/domains/" + escapePointer(d)
+				var obj map[string]json.RawMessage
+				if t := bytes.TrimSpace(v); isNull(t) || (t[0] == '{' && json.Unmarshal(t, &obj) == nil) {
+					c.inner[d] = obj
+					if s, ok := obj["score"]; ok {
+						c.readScore(d, s, ptr+"/score")
+					}
+					continue
 				}
+				// Not an object: kept as it is, and read as the score when
+				// it is one.
+				if c.innerRaw == nil {
+					c.innerRaw = map[string]json.RawMessage{}
+				}
+				c.innerRaw[d] = v
+				c.readScore(d, v, ptr)
 			}
 			return nil
 		}
 	}
-	for k, v := range top {
+	for _, k := range sortedRawKeys(top) {
+		v := top[k]
 		var f float64
-		if !isNull(v) && json.Unmarshal(v, &f) == nil {
+		switch {
+		case isNull(v):
+		case json.Unmarshal(v, &f) == nil:
 			c.Scores[k], c.orig[k] = f, f
+		case bytes.HasPrefix(bytes.TrimSpace(v), []byte(`"`)) && !strings.Contains(strings.ToLower(k), "version"):
+			// A string is a domain's score only when it is a number
+			// ("0.8"); other strings are the file's own fields.
+			if f, ok := looseFloat(bytes.TrimSpace(v)); ok {
+				c.Scores[k], c.orig[k] = f, f
+				c.decodeWarnings = append(c.decodeWarnings, fmt.Sprintf("/%s: %s is a string, not a number; read as %s", escapePointer(k), showJSONValue(v), num(f)))
+			}
 		}
 	}
 	return nil
+}
+
+// readScore reads one nested score: a number, or a string or other value
+// that spells one.
+func (c *Confidence) readScore(d string, s json.RawMessage, ptr string) {
+	if isNull(s) {
+		return
+	}
+	var f float64
+	if json.Unmarshal(s, &f) == nil {
+		c.Scores[d], c.orig[d] = f, f
+		return
+	}
+	if f, ok := looseFloat(bytes.TrimSpace(s)); ok {
+		c.Scores[d], c.orig[d] = f, f
+		what := "is not a number"
+		if bytes.HasPrefix(bytes.TrimSpace(s), []byte(`"`)) {
+			what = "is a string, not a number"
+		}
+		c.decodeWarnings = append(c.decodeWarnings, fmt.Sprintf("%s: %s %s; read as %s", ptr, showJSONValue(s), what, num(f)))
+		return
+	}
+	c.decodeWarnings = append(c.decodeWarnings, fmt.Sprintf("%s: %s is not a number; not used, and kept in the file as written", ptr, showJSONValue(s)))
+}
+
+// DecodeWarnings lists the scores not read as written, each as
+// "<JSON pointer>: <reason>", at most maxLooseWarnings and a count.
+func (c Confidence) DecodeWarnings() []string {
+	if len(c.decodeWarnings) > maxLooseWarnings {
+		n := len(c.decodeWarnings) - maxLooseWarnings
+		return append(c.decodeWarnings[:maxLooseWarnings:maxLooseWarnings], fmt.Sprintf("%d more values not taken as written", n))
+	}
+	return c.decodeWarnings
+}
+
+// sortedRawKeys returns m's keys in order, so warnings come out the same
+// way every time.
+func sortedRawKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // MarshalJSON applies the write rule: update in place in the file's shape,
@@ -118,6 +194,10 @@ func (c Confidence) MarshalJSON() ([]byte, error) {
 		}
 		inner[d] = cp
 	}
+	domains := map[string]json.RawMessage{}
+	for d, raw := range c.innerRaw {
+		domains[d] = raw
+	}
 	for _, d := range names {
 		if !changed(d) {
 			continue
@@ -134,7 +214,14 @@ func (c Confidence) MarshalJSON() ([]byte, error) {
 			obj["last_updated"] = ts
 		}
 	}
-	ib, err := json.Marshal(inner)
+	for d, obj := range inner {
+		ob, err := json.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		domains[d] = ob
+	}
+	ib, err := json.Marshal(domains)
 	if err != nil {
 		return nil, err
 	}

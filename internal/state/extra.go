@@ -5,54 +5,39 @@ import (
 	"encoding/json"
 	"reflect"
 	"sort"
-	"strings"
-	"sync"
 )
 
 // Extra holds the keys of a JSON object that the typed model does not know.
 // They are written back unchanged so that files shared with other tools
-// (the original OODA-loop skills, newer versions) lose nothing.
+// (the original OODA-loop skills, newer versions) lose nothing. It also
+// holds, under its own key, a known field's value that was not read as
+// written (a wrong type, see decodeFields), to be written back as it was.
 type Extra map[string]json.RawMessage
 
-var knownKeys sync.Map // reflect.Type -> map[string]bool
-
-func jsonKeys(t reflect.Type) map[string]bool {
-	if v, ok := knownKeys.Load(t); ok {
-		return v.(map[string]bool)
-	}
-	keys := map[string]bool{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = f.Name
-		}
-		keys[strings.ToLower(name)] = true
-	}
-	knownKeys.Store(t, keys)
-	return keys
-}
-
 // unmarshalKeep decodes b into v (a pointer to an alias struct type) and
-// collects the keys v does not declare into extra.
+// collects the keys v does not declare into extra. An object json.Unmarshal
+// refuses (a value of the wrong type, here or in an entry) is read member
+// by member instead (see decodeFields): only b not being an object is an
+// error.
 func unmarshalKeep(b []byte, v any, extra *Extra) error {
 	if err := json.Unmarshal(b, v); err != nil {
-		return err
+		keys, vals, merr := objectMembers(b)
+		if merr != nil {
+			return err
+		}
+		decodeFields(keys, vals, v, extra)
+		return nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	known := jsonKeys(reflect.TypeOf(v).Elem())
+	fields := jsonFields(reflect.TypeOf(v).Elem())
 	for k := range m {
 		// encoding/json matches keys case-insensitively, so a case variant
 		// of a known key was decoded into its field: it is not unknown, and
 		// writing it back would let it override the real key next time.
-		if known[strings.ToLower(k)] {
+		if _, known := fields[foldKey(k)]; known {
 			delete(m, k)
 		}
 	}
@@ -64,21 +49,20 @@ func unmarshalKeep(b []byte, v any, extra *Extra) error {
 }
 
 // marshalKeep encodes v (an alias struct value) and appends the extra keys,
-// sorted, after the known ones.
+// sorted, after the known ones. An extra key naming one of v's fields holds
+// the value the file had there when it was not read as written: while the
+// field still holds what was read from it, that value is written in the
+// field's place, as it was; once the program has set the field, the new
+// value is written instead.
 func marshalKeep(v any, extra Extra) ([]byte, error) {
 	b, err := marshalNoEscape(v)
 	if err != nil || len(extra) == 0 {
 		return b, err
 	}
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	kept, keys := keptFields(reflect.ValueOf(v), extra)
 	var buf bytes.Buffer
-	buf.Write(b[:len(b)-1])
-	first := len(b) == 2
-	for _, k := range keys {
+	first := true
+	write := func(k string, val []byte) {
 		if !first {
 			buf.WriteByte(',')
 		}
@@ -86,7 +70,34 @@ func marshalKeep(v any, extra Extra) ([]byte, error) {
 		kb, _ := json.Marshal(k)
 		buf.Write(kb)
 		buf.WriteByte(':')
-		buf.Write(extra[k])
+		buf.Write(val)
+	}
+	if len(kept) == 0 {
+		buf.Write(b[:len(b)-1])
+		first = len(b) == 2
+	} else {
+		mk, mv, err := objectMembers(b)
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteByte('{')
+		for i, k := range mk {
+			if ek, ok := kept[k]; ok {
+				write(ek, extra[ek])
+				delete(kept, k)
+				continue
+			}
+			write(k, mv[i])
+		}
+		// A field left out of the encoding (omitempty) gets its kept
+		// value among the unknown keys.
+		for _, ek := range kept {
+			keys = append(keys, ek)
+		}
+		sort.Strings(keys)
+	}
+	for _, k := range keys {
+		write(k, extra[k])
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil

@@ -544,14 +544,14 @@ func (r *readEntry) encode(v any, extra Extra) ([]byte, error) {
 		cur[k] = vals[i]
 		if old, ok := r.fields[k]; !ok || !bytes.Equal(old, vals[i]) {
 			changed[k] = true
-			changedLower[strings.ToLower(k)] = true
+			changedLower[foldKey(k)] = true
 		}
 	}
 	removed := map[string]bool{}
 	for k := range r.fields {
 		if _, ok := cur[k]; !ok {
 			removed[k] = true
-			changedLower[strings.ToLower(k)] = true
+			changedLower[foldKey(k)] = true
 		}
 	}
 	if len(changed) == 0 && len(removed) == 0 {
@@ -582,7 +582,7 @@ func (r *readEntry) encode(v any, extra Extra) ([]byte, error) {
 			write(k, cur[k])
 			written[k] = true
 		case removed[k]:
-		case !known && changedLower[strings.ToLower(k)]:
+		case !known && changedLower[foldKey(k)]:
 			// A case variant of a key rewritten: decoding read it into
 			// that key's field, and keeping it would let it override the
 			// new value when the file is read again.

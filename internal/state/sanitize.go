@@ -145,7 +145,7 @@ func (s *Store) sanitize(snap *Snapshot) {
 	// that was set aside would number the next cycles 1, 2, … again and
 	// overwrite their run logs: resume after the highest cycle any file
 	// recorded.
-	const sources = "the decision log, outcomes, cost ledger, checkpoints, reflections and the end of cycle_log.jsonl"
+	const sources = "the decision log, outcomes, cost ledger, checkpoints, reflections, the end of cycle_log.jsonl and the newest entries of CHANGELOG.md"
 	s.recoveredCycle = -1
 	switch c := st.CycleCount; {
 	case c < 0:
@@ -156,6 +156,13 @@ func (s *Store) sanitize(snap *Snapshot) {
 	case c > MaxCounter:
 		high := s.highestCycle(snap)
 		warn(StateFile, "/cycle_count", "%d is out of range (above %d); using %d, the highest cycle recorded in %s", c, MaxCounter, high, sources)
+		st.CycleCount = high
+		s.recoveredCycle = high
+	case c == 0 && cycleCountUnread(st):
+		// A cycle_count of the wrong type ("twelve") is no count: the
+		// next cycle must not run as a first one.
+		high := s.highestCycle(snap)
+		warn(StateFile, "/cycle_count", "the value is not a count; using %d, the highest cycle recorded in %s", high, sources)
 		st.CycleCount = high
 		s.recoveredCycle = high
 	case stateSetAside(snap):
@@ -183,6 +190,17 @@ func stateSetAside(snap *Snapshot) bool {
 	return false
 }
 
+// cycleCountUnread reports whether state.json holds a cycle_count that
+// could not be read as a number (kept in Extra, see decodeFields).
+func cycleCountUnread(st *State) bool {
+	for k := range st.Extra {
+		if foldKey(k) == foldKey("cycle_count") {
+			return true
+		}
+	}
+	return false
+}
+
 // sortedKeys returns m's keys in order, so warnings come out the same way
 // every time.
 func sortedKeys(m map[string]int) []string {
@@ -197,7 +215,7 @@ func sortedKeys(m map[string]int) []string {
 // highestCycle is the highest cycle id recorded in the snapshot or at the
 // end of the cycle log, or 0. Ids beyond MaxCounter are not cycles.
 func (s *Store) highestCycle(snap *Snapshot) int {
-	high := s.cycleLogTailHigh()
+	high := max(s.cycleLogTailHigh(), s.changelogHigh())
 	take := func(c int) {
 		if c > high && c <= MaxCounter {
 			high = c

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -229,10 +230,15 @@ func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err e
 	if warns != nil {
 		// Values read in another meaning than written (a string cycle_id
 		// read as a number, say) are said, with their path.
+		var dws []string
 		if dw, ok := v.(interface{ DecodeWarnings() []string }); ok {
-			for _, w := range dw.DecodeWarnings() {
-				*warns = append(*warns, s.display(p)+": "+w)
-			}
+			dws = dw.DecodeWarnings()
+		}
+		// Values of the wrong type, coerced or left out, and kept in
+		// the file as written: one warning each, a few per file.
+		dws = append(dws, looseWarnings(v, max(0, maxLooseWarnings-len(dws)))...)
+		for _, w := range dws {
+			*warns = append(*warns, s.display(p)+": "+w)
 		}
 		*warns = append(*warns, duplicateKeyWarnings(s.display(p), b)...)
 	}
@@ -399,25 +405,7 @@ func (s *Store) RestoreEvolveFile(name string, b []byte) error {
 // is moved aside to cycle_log.jsonl.corrupt-<UTC> (not read, not copied)
 // and a new log started, so a planted pipe or link cannot lose the cycle.
 func (s *Store) AppendCycleLog(line any) error {
-	b, err := json.Marshal(line)
-	if err != nil {
-		return fmt.Errorf("encode cycle log line: %w", err)
-	}
-	p := s.EvolvePath(CycleLogFile)
-	err = s.appendFile(p, b)
-	if err != nil && IsRefused(err) && s.movable(p, err) {
-		dst := s.freeName(p + ".corrupt-" + time.Now().UTC().Format("20060102T150405Z"))
-		if _, merr := s.moveAside(p, dst); merr != nil {
-			return errors.Join(err, merr)
-		}
-		s.notices = append(s.notices, fmt.Sprintf("%s cannot be appended to (%v); moved to %s and a new log started", s.display(p), err, s.display(dst)))
-		err = s.appendFile(p, b)
-	}
-	if err != nil {
-		return err
-	}
-	s.written[p] = true
-	return nil
+	return s.appendLogLine(CycleLogFile, line)
 }
 
 // cycleLogTailBytes is how much of the end of cycle_log.jsonl is read to
@@ -475,6 +463,79 @@ func (s *Store) cycleLogTailHigh() int {
 		}
 	}
 	return high
+}
+
+// changelogHeadBytes is how much of the start of CHANGELOG.md is read to
+// recover a lost cycle count: its newest entries are at the top.
+const changelogHeadBytes = 64 << 10
+
+// changelogHigh is the highest cycle number of the "## Cycle #N" entry
+// headings (outside code fences) in the first changelogHeadBytes of
+// CHANGELOG.md, or 0. Only a regular file inside the project is read;
+// anything else counts as no changelog.
+func (s *Store) changelogHigh() int {
+	head := string(s.readHead(s.EvolvePath(ChangelogFile), changelogHeadBytes))
+	fences := 0
+	for ln := range strings.Lines(head) {
+		if isFence(ln) {
+			fences++
+		}
+	}
+	high, in, seen := 0, false, 0
+	for ln := range strings.Lines(head) {
+		if isFence(ln) {
+			// As splitChangelog: a fence that never closes is none.
+			seen++
+			if in || seen < fences || fences%2 == 0 {
+				in = !in
+			}
+			continue
+		}
+		rest, ok := strings.CutPrefix(ln, "## Cycle #")
+		if in || !ok {
+			continue
+		}
+		end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+		if end < 0 {
+			end = len(rest)
+		}
+		if end == 0 || end > 10 {
+			continue
+		}
+		if n, err := strconv.Atoi(rest[:end]); err == nil && n > high && n <= MaxCounter {
+			high = n
+		}
+	}
+	return high
+}
+
+// readHead is at most n bytes from the start of the regular file p inside
+// the project, or nil.
+func (s *Store) readHead(p string, n int64) []byte {
+	rel, err := s.rel(p)
+	if err != nil {
+		return nil
+	}
+	r, err := s.openRoot(false)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	buf := make([]byte, min(n, fi.Size()))
+	k, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil
+	}
+	return buf[:k]
 }
 
 // LockPath is the cycle lock's path.

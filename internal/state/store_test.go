@@ -81,13 +81,13 @@ func TestStore_CorruptFileQuarantined(t *testing.T) {
 	}
 }
 
-// A file that parses as JSON but has the wrong types is as corrupt as one
-// that does not parse, and the cycle must continue from the empty default,
-// not from whatever the decoder managed to fill in before it failed.
+// A file whose top level is not an object is as corrupt as one that does
+// not parse, and the cycle must continue from the empty default. Values of
+// the wrong type inside an object do not make it corrupt (tolerant_test.go).
 func TestStore_CorruptFileLoadsAsEmptyDefault(t *testing.T) {
 	s := New(t.TempDir())
-	writeFile(t, s.EvolvePath(StateFile), `{"cycle_count": 152, "consecutive_silent_failures": 2, "decision_log": {"cycle": 1}}`)
-	writeFile(t, s.EvolvePath(GoalsFile), `{"schema_version": "1.0.0", "goals": [{"id": "g1", "progress": "half"}]}`)
+	writeFile(t, s.EvolvePath(StateFile), `[{"cycle_count": 152, "consecutive_silent_failures": 2}]`)
+	writeFile(t, s.EvolvePath(GoalsFile), `"goals"`)
 	snap, err := s.Load()
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -614,27 +613,18 @@ func (c *CostEntry) UnmarshalJSON(b []byte) error {
 		// sets such an entry aside (see CostLedger.UnmarshalJSON).
 		return unmarshalKeep(b, (*alias)(c), &c.Extra)
 	}
-	// Every other key decodes as usual; cycle_id is read here instead.
-	var shadow struct {
-		alias
-		CycleID json.RawMessage `json:"cycle_id"`
-	}
-	if err := json.Unmarshal(b, &shadow); err != nil {
+	// Every other key decodes as usual (tolerantly); cycle_id is read
+	// here instead, by the ledger's own rule.
+	if err := unmarshalKeep(b, (*alias)(c), &c.Extra); err != nil {
 		return err
 	}
-	*c = CostEntry(shadow.alias)
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return err
-	}
-	known := jsonKeys(reflect.TypeFor[alias]())
-	for k := range m {
-		if known[strings.ToLower(k)] {
-			delete(m, k)
+	for k := range c.Extra {
+		if foldKey(k) == foldKey("cycle_id") {
+			delete(c.Extra, k)
 		}
 	}
-	if len(m) > 0 {
-		c.Extra = m
+	if len(c.Extra) == 0 {
+		c.Extra = nil
 	}
 	if n, ok := cycleNumber(probe.CycleID); ok {
 		c.CycleID, c.cycleIDRead = n, n
