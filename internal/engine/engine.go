@@ -802,11 +802,11 @@ func (c *cycle) failClosedLedger(e *state.CorruptLedgerError) (Result, error) {
 	if err != nil {
 		return *c.res, err
 	}
-	if err := c.store.WriteHalt(c.cfg.Safety.HaltFile, msg+"\nThe corrupt ledger was copied to "+dst+". Repair or remove agent/state/evolve/cost_ledger.json, then delete this file.", c.now); err != nil {
+	if err := c.store.WriteHalt(c.cfg.Safety.HaltFile, msg+"\nThe corrupt ledger was moved to "+dst+". Check today's spend there, then delete this file: the next cycle starts a new ledger.", c.now); err != nil {
 		return *c.res, err
 	}
 	c.res.HaltCreated = true
-	c.printf("[HALT] %s. Copied to %s; HALT file created.", msg, filepath.Base(dst))
+	c.printf("[HALT] %s. Moved to %s; HALT file created.", msg, filepath.Base(dst))
 	c.notifyHalt(c.ctx)
 	return *c.res, nil
 }

@@ -267,27 +267,19 @@ func (s *Store) Quarantine(c Corruption, now time.Time) (string, error) {
 	return dst, nil
 }
 
-// QuarantineLedger copies a corrupt cost ledger to cost_ledger.json.corrupt
-// (the original project's name; a timestamp is added when that exists). A
-// ledger that must not be read is moved there instead, as in Quarantine;
-// the cycle still fails closed (the HALT file the engine writes).
+// QuarantineLedger moves a corrupt cost ledger to cost_ledger.json.corrupt
+// (the original project's name; a timestamp is added when that exists),
+// as the original does. The cycle still fails closed — the engine writes
+// the HALT file — but once a human resumes, the next cycle starts a new
+// ledger instead of halting again on the same bytes. A rename: nothing is
+// read or copied, and a symlink is moved itself.
 func (s *Store) QuarantineLedger(now time.Time) (string, error) {
 	p := s.EvolvePath(CostLedgerFile)
 	dst := p + ".corrupt"
 	if _, err := s.lstat(dst); err == nil {
 		dst = s.freeName(dst + "-" + now.UTC().Format("20060102T150405Z"))
 	}
-	b, _, err := s.readJSONFile(p)
-	if err != nil {
-		if s.movable(p, err) {
-			return s.moveAside(p, dst)
-		}
-		return "", fmt.Errorf("quarantine %s: %w", p, err)
-	}
-	if err := s.writeFile(dst, b); err != nil {
-		return "", err
-	}
-	return dst, nil
+	return s.moveAside(p, dst)
 }
 
 // moveAside renames p (a symlink itself, never its target) to dst.
