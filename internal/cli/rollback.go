@@ -252,7 +252,7 @@ func checkpointJSONPath(c state.Checkpoints, cycle int) string {
 
 // rollbackRel names p relative to the project root when it is inside it.
 func rollbackRel(root, p string) string {
-	if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
+	if r, err := filepath.Rel(root, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		return r
 	}
 	return p

@@ -199,7 +199,7 @@ func readRegular(path string, flags int, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w (%s)", ErrNotRegular, fileKind(fi.Mode()))
+		return nil, fmt.Errorf("%w (%s)", ErrNotRegular, FileKind(fi.Mode()))
 	}
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%d bytes, %w of %s", fi.Size(), ErrTooLarge, mib(limit))
@@ -215,7 +215,9 @@ func readRegular(path string, flags int, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-func fileKind(m fs.FileMode) string {
+// FileKind names what a file that is not a regular file is, for messages
+// that refuse it ("a named pipe", "a directory"…).
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
@@ -223,6 +225,8 @@ func fileKind(m fs.FileMode) string {
 		return "a named pipe"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
 	case m&fs.ModeDevice != 0:
 		return "a device"
 	case m&fs.ModeSymlink != 0:

@@ -105,7 +105,7 @@ func (r resolved) reservedReason(p string, u pathUse, configReal string) string 
 		// with a warning and a gap: it is data, and must not turn every
 		// later cycle into a configuration error.)
 		if fi, err := os.Lstat(r.real); err == nil && !fi.Mode().IsRegular() {
-			return fmt.Sprintf("%q is %s, not a regular file", p, fileKind(fi.Mode()))
+			return fmt.Sprintf("%q is %s, not a regular file", p, FileKind(fi.Mode()))
 		}
 	}
 	return ""

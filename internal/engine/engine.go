@@ -395,10 +395,11 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 			// aside unread, never copied.
 			name, typ = "input_"+kind+"_"+inputKey(cf.File), gapInputRefused
 			c.printf("[WARN] %s is refused (%v). Moved to %s; continuing from an empty %s.", cf.File, cf.Err, filepath.Base(dst), cf.File)
+			c.addGap(name, typ, fmt.Sprintf("%s was refused (%v) and moved aside unread to %s", cf.File, cf.Err, filepath.Base(dst)))
 		} else {
 			c.printf("[WARN] %s is corrupt (%v). Copied to %s; continuing from an empty %s.", cf.File, cf.Err, filepath.Base(dst), cf.File)
+			c.addGap(name, typ, fmt.Sprintf("%s was corrupt and reset; bytes kept in %s", cf.File, filepath.Base(dst)))
 		}
-		c.addGap(name, typ, fmt.Sprintf("%s was corrupt and reset; bytes kept in %s", cf.File, filepath.Base(dst)))
 	}
 	st := &snap.State
 	c.failuresAtStart = st.ConsecutiveSilentFailures
@@ -762,13 +763,10 @@ func durationOf(v float64, unit time.Duration) time.Duration {
 	return time.Duration(d)
 }
 
-// lockTimeout is safety.lock_timeout_minutes as a duration, clamped (see
-// durationOf): it bounds the lock's age and every skill's run.
-func (c *cycle) lockTimeout() time.Duration {
-	// LockTimeout floors the limit at one second: a value that rounds to
-	// zero would mean no skill time limit and an always-stale lock.
-	return c.cfg.Safety.LockTimeout()
-}
+// lockTimeout is safety.lock_timeout_minutes as a duration (floored at a
+// second and capped at a week by config.Safety.LockTimeout): it bounds the
+// lock's age and every skill's run.
+func (c *cycle) lockTimeout() time.Duration { return c.cfg.Safety.LockTimeout() }
 
 // interrupted ends a cycle that a signal (its context) stopped before any
 // skill ran: nothing is recorded, as for too_soon, and the lock is released.

@@ -59,9 +59,11 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	}
 	// 6-C: this cycle's memos are consumed first; 5-C then writes the next
 	// cycle's.
-	// Every cycle that reached Step 6 consumes them, whether or not it
-	// scored: a run of implicit-guidance cycles must not let one-shot
-	// adjustments pile up or interventions outlive their term.
+	// Every cycle that reached Step 6 clears the one-shot adjustments,
+	// whether or not it scored, so a run of implicit-guidance cycles cannot
+	// pile them up. Interventions are counted down only when the scoring
+	// applied them: reflectStep sets them from CountDownInterventions,
+	// which replaces the countdown ConsumeMemos does here.
 	memos := orient.ConsumeMemos(snap.Memos)
 	for _, m := range c.memo {
 		memos.History = appendMemo(memos.History, m)
@@ -226,10 +228,13 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 				return fmt.Errorf("%s: %w", state.CycleLogAnnotationsFile, err)
 			}
 		}
-		return c.store.AppendCycleLog(line)
+		if err := c.store.AppendCycleLog(line); err != nil {
+			return fmt.Errorf("%s: %w", state.CycleLogFile, err)
+		}
+		return nil
 	}()
 	if logErr != nil {
-		failed = append(failed, fmt.Errorf("%s: %w", state.CycleLogFile, logErr))
+		failed = append(failed, logErr)
 		if len(failed) == 1 {
 			resultType, quality = c.recordFailed(&f, &entry, failed)
 		}

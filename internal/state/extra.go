@@ -62,16 +62,7 @@ func marshalKeep(v any, extra Extra) ([]byte, error) {
 	kept, keys := keptFields(reflect.ValueOf(v), extra)
 	var buf bytes.Buffer
 	first := true
-	write := func(k string, val []byte) {
-		if !first {
-			buf.WriteByte(',')
-		}
-		first = false
-		kb, _ := json.Marshal(k)
-		buf.Write(kb)
-		buf.WriteByte(':')
-		buf.Write(val)
-	}
+	write := memberWriter(&buf, &first)
 	if len(kept) == 0 {
 		buf.Write(b[:len(b)-1])
 		first = len(b) == 2
@@ -113,4 +104,20 @@ func marshalNoEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// memberWriter returns a function that appends one `"key":value` member of
+// a JSON object to buf, with the comma every member but the first needs;
+// *first says whether none has been written yet.
+func memberWriter(buf *bytes.Buffer, first *bool) func(k string, val []byte) {
+	return func(k string, val []byte) {
+		if !*first {
+			buf.WriteByte(',')
+		}
+		*first = false
+		kb, _ := json.Marshal(k)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(val)
+	}
 }

@@ -55,7 +55,7 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s: not a regular file (%s); not read", e.Path, modeName(e.Mode))
+	return fmt.Sprintf("%s: not a regular file (%s); not read", e.Path, config.FileKind(e.Mode))
 }
 
 // OutsideError is a path that leads outside the project: outside the root
@@ -117,24 +117,6 @@ func sizeString(n int64) string {
 		return fmt.Sprintf("%d MiB", n>>20)
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-func modeName(m fs.FileMode) string {
-	switch t := m.Type(); {
-	case t&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case t&fs.ModeCharDevice != 0:
-		return "a character device"
-	case t&fs.ModeDevice != 0:
-		return "a device"
-	case t&fs.ModeSocket != 0:
-		return "a socket"
-	case t&fs.ModeDir != 0:
-		return "a directory"
-	case t&fs.ModeSymlink != 0:
-		return "a symlink"
-	}
-	return m.String()
 }
 
 // errEscapes is os.Root's (unexported) error for a path that escapes the

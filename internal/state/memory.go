@@ -564,16 +564,7 @@ func (r *readEntry) encode(v any, extra Extra) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	first := true
-	write := func(k string, val []byte) {
-		if !first {
-			buf.WriteByte(',')
-		}
-		first = false
-		kb, _ := json.Marshal(k)
-		buf.Write(kb)
-		buf.WriteByte(':')
-		buf.Write(val)
-	}
+	write := memberWriter(&buf, &first)
 	written := map[string]bool{}
 	for i, k := range rawKeys {
 		_, known := cur[k]
