@@ -202,7 +202,7 @@ func readRegular(path string, flags int, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w (%s)", ErrNotRegular, FileKind(fi.Mode()))
 	}
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%d bytes, %w of %s", fi.Size(), ErrTooLarge, mib(limit))
+		return nil, fmt.Errorf("%d bytes, %w of %s", fi.Size(), ErrTooLarge, SizeString(limit))
 	}
 	// The file may grow between the stat and the read.
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
@@ -210,7 +210,7 @@ func readRegular(path string, flags int, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%w of %s", ErrTooLarge, mib(limit))
+		return nil, fmt.Errorf("%w of %s", ErrTooLarge, SizeString(limit))
 	}
 	return b, nil
 }
@@ -235,7 +235,9 @@ func FileKind(m fs.FileMode) string {
 	return "type " + m.Type().String()
 }
 
-func mib(n int64) string {
+// SizeString names a size limit in messages: whole MiB when it is one, else
+// bytes.
+func SizeString(n int64) string {
 	if n%(1<<20) == 0 {
 		return fmt.Sprintf("%d MiB", n>>20)
 	}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ooda-loop/ooda/internal/config"
 )
 
 // Alert is one entry of a domain state file's alerts array.
@@ -285,7 +287,7 @@ func (s *Store) ReadExternalSignals() ([]ExternalSignal, []error) {
 		b, _, err := s.readFileLimit(m, min(s.maxRead(), left))
 		var tl *TooLargeError
 		if errors.As(err, &tl) && left < s.maxRead() {
-			errs = append(errs, fmt.Errorf("external signals %s: the files read so far and %s pass the total read limit of %s (safety.max_read_mib); %d file(s) skipped", s.display(dir), s.display(m), sizeString(s.maxRead()), len(matches)-i))
+			errs = append(errs, fmt.Errorf("external signals %s: the files read so far and %s pass the total read limit of %s (safety.max_read_mib); %d file(s) skipped", s.display(dir), s.display(m), config.SizeString(s.maxRead()), len(matches)-i))
 			break
 		}
 		if err == nil {

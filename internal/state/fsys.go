@@ -43,7 +43,7 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("%s: larger than the read limit of %s (safety.max_read_mib); not read", e.Path, sizeString(e.Limit))
+	return fmt.Sprintf("%s: larger than the read limit of %s (safety.max_read_mib); not read", e.Path, config.SizeString(e.Limit))
 }
 
 // NotRegularError is a path that is not a regular file (a named pipe, a
@@ -110,13 +110,6 @@ func CheckName(kind, name string) error {
 		return &NameError{Kind: kind, Name: name}
 	}
 	return nil
-}
-
-func sizeString(n int64) string {
-	if n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // errEscapes is os.Root's (unexported) error for a path that escapes the
@@ -325,20 +318,6 @@ func appendIn(r *os.Root, name, display string, line []byte) error {
 		return fmt.Errorf("sync %s: %w", display, err)
 	}
 	return f.Close()
-}
-
-// freeNameIn returns name, or name with the first free "-N" suffix, so a
-// set-aside copy never replaces an earlier one.
-func freeNameIn(r *os.Root, name string) string {
-	if _, err := r.Lstat(name); err != nil {
-		return name
-	}
-	for i := 2; ; i++ {
-		c := fmt.Sprintf("%s-%d", name, i)
-		if _, err := r.Lstat(c); err != nil {
-			return c
-		}
-	}
 }
 
 // maxRead is the store's read limit.

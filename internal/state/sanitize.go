@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ooda-loop/ooda/internal/config"
 )
 
 // MaxCostUSD bounds one cost as read from cost_ledger.json. A real cycle
@@ -52,7 +54,7 @@ func (s *Store) sanitize(snap *Snapshot) {
 	clampTree(CascadesFile, &snap.Cascades)
 	for d, v := range snap.Confidence.Scores {
 		if c, ok := clampNumber(v, MaxStateNumber); ok {
-			ptr := "/" + escapePointer(d)
+			ptr := config.Pointer(d)
 			if snap.Confidence.Nested() {
 				ptr = "/domains/" + escapePointer(d) + "/score"
 			}
@@ -283,7 +285,7 @@ func clampFloats(v reflect.Value, ptr string, report func(ptr string, was, now f
 			if name == "" {
 				name = f.Name
 			}
-			clampFloats(v.Field(i), ptr+"/"+escapePointer(name), report)
+			clampFloats(v.Field(i), ptr+config.Pointer(name), report)
 		}
 	case reflect.Slice:
 		if v.Type() == rawType || v.Type() == extraType {
@@ -333,9 +335,7 @@ func clampFloats(v reflect.Value, ptr string, report func(ptr string, was, now f
 }
 
 // escapePointer escapes one JSON pointer token (RFC 6901).
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
+func escapePointer(s string) string { return strings.TrimPrefix(config.Pointer(s), "/") }
 
 // num renders a number as it would appear in a file.
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -375,7 +375,7 @@ func duplicateKeyWalk(display string, b []byte) []string {
 					return err
 				}
 				k, _ := kt.(string)
-				kp := ptr + "/" + escapePointer(k)
+				kp := ptr + config.Pointer(k)
 				if seen[k] {
 					if len(out) < maxDuplicateWarnings {
 						out = append(out, fmt.Sprintf("%s: %s: the key appears more than once in one object; the last value is used", display, kp))

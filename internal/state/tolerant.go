@@ -13,6 +13,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ooda-loop/ooda/internal/config"
 )
 
 // Tolerant reading. One value of the wrong type in an evolve file (a
@@ -225,7 +227,7 @@ func readLoose(raw json.RawMessage, t reflect.Type, ptr string, report func(ptr,
 		m := reflect.MakeMapWithSize(t, len(keys))
 		for i, k := range keys {
 			kv := reflect.ValueOf(k).Convert(t.Key())
-			if ev, _, ok := readLoose(vals[i], t.Elem(), ptr+"/"+escapePointer(k), report); ok {
+			if ev, _, ok := readLoose(vals[i], t.Elem(), ptr+config.Pointer(k), report); ok {
 				m.SetMapIndex(kv, ev)
 			} else {
 				m.SetMapIndex(kv, reflect.Value{})
@@ -248,7 +250,7 @@ func readLoose(raw json.RawMessage, t reflect.Type, ptr string, report func(ptr,
 			if !ok {
 				continue
 			}
-			fv, _, ok := readLoose(vals[i], f.typ, ptr+"/"+escapePointer(k), report)
+			fv, _, ok := readLoose(vals[i], f.typ, ptr+config.Pointer(k), report)
 			if !ok {
 				fv = reflect.Zero(f.typ)
 			}
@@ -436,7 +438,7 @@ func walkLoose(v reflect.Value, ptr string, report func(ptr, msg string)) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			if f, ok := fields[foldKey(k)]; ok {
-				readLoose(extra[k], f.typ, ptr+"/"+escapePointer(k), report)
+				readLoose(extra[k], f.typ, ptr+config.Pointer(k), report)
 				keptRaw[f.index] = extra[k]
 			}
 		}
@@ -454,10 +456,10 @@ func walkLoose(v reflect.Value, ptr string, report func(ptr, msg string)) {
 			if raw, ok := keptRaw[f.index]; ok && fv.Kind() == reflect.Slice {
 				// The elements read from a list partly read are numbered
 				// as the file numbers them.
-				walkSliceAt(fv, raw, ptr+"/"+escapePointer(f.name), report)
+				walkSliceAt(fv, raw, ptr+config.Pointer(f.name), report)
 				continue
 			}
-			walkLoose(fv, ptr+"/"+escapePointer(f.name), report)
+			walkLoose(fv, ptr+config.Pointer(f.name), report)
 		}
 	case reflect.Slice:
 		if v.Type() == rawType || v.Type() == extraType {
