@@ -569,7 +569,7 @@ func newWebhook(enabled bool, rawURL string, headers map[string]string) (*provid
 			secrets = append(secrets, v)
 			// "Bearer <token>": the token alone is just as secret.
 			for _, f := range strings.Fields(v) {
-				if len(f) >= minSecretPart {
+				if len(f) >= secret.MinLen {
 					secrets = append(secrets, f)
 				}
 			}
@@ -637,11 +637,6 @@ func scrub(s string, secrets []string) string {
 	}
 	return s
 }
-
-// minSecretPart is the length from which a part of a secret (a word of a
-// header value) is scrubbed on its own; shorter parts such as "Bearer" are
-// not secret and scrubbing them would garble messages.
-const minSecretPart = 8
 
 // urlParts returns a secret URL and the parts of it a server or a client
 // error might quote on their own: the request URI (a server echoing the
