@@ -35,10 +35,10 @@ func ParseMetric(out string) (float64, error) {
 }
 
 func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	// At most n characters and "…", cut at a character boundary: a metric
+	// command's output may be any bytes.
+	s, _ = ClipText(s, n+1)
+	return s
 }
 
 // Measurement is one goal's metric command result.
