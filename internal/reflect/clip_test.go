@@ -6,11 +6,12 @@ import (
 	"unicode/utf8"
 )
 
-// A metric command's output quoted in a goal note is cut at a character
-// boundary, so the message stays valid UTF-8.
-func TestStep2C_MetricErrorQuotesValidUTF8(t *testing.T) {
-	_, err := ParseMetric(strings.Repeat("é", 100))
-	if err == nil || !utf8.ValidString(err.Error()) || !strings.Contains(err.Error(), "…") {
-		t.Fatalf("error = %q", err)
+// Text quoted in a goal note (a metric command's output) is cut at a
+// character boundary: cutting "é…" at an odd byte count must not split a
+// character.
+func TestStep2C_ClippedTextStaysValidUTF8(t *testing.T) {
+	got := clip(strings.Repeat("é", 100), 81)
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "…") || utf8.RuneCountInString(got) != 82 {
+		t.Fatalf("clip = %q (%d runes)", got, utf8.RuneCountInString(got))
 	}
 }
