@@ -1,0 +1,99 @@
+package state
+
+import (
+	"encoding/json"
+)
+
+// Intervention is a multi-cycle score delta (2-D).
+type Intervention struct {
+	Domain             string  `json:"domain"`
+	Delta              float64 `json:"delta"`
+	Type               string  `json:"type,omitempty"`
+	Reason             string  `json:"reason,omitempty"`
+	CreatedAtCycle     int     `json:"created_at_cycle"`
+	ExpiresAfterCycles int     `json:"expires_after_cycles"`
+	AppliedCount       int     `json:"applied_count"`
+	Extra              Extra   `json:"-"`
+}
+
+// UnmarshalJSON keeps unknown keys.
+func (iv *Intervention) UnmarshalJSON(b []byte) error {
+	type alias Intervention
+	return unmarshalKeep(b, (*alias)(iv), &iv.Extra)
+}
+
+// MarshalJSON writes unknown keys back.
+func (iv Intervention) MarshalJSON() ([]byte, error) {
+	type alias Intervention
+	return marshalKeep(alias(iv), iv.Extra)
+}
+
+// Memo is one memos.json history entry.
+type Memo struct {
+	Timestamp     string `json:"timestamp,omitempty"`
+	Cycle         int    `json:"cycle,omitempty"`
+	Domain        string `json:"domain,omitempty"`
+	Type          string `json:"type,omitempty"`
+	Message       string `json:"message,omitempty"`
+	LastCompleted *int   `json:"last_completed,omitempty"`
+	Extra         Extra  `json:"-"`
+}
+
+// UnmarshalJSON keeps unknown keys.
+func (m *Memo) UnmarshalJSON(b []byte) error {
+	type alias Memo
+	return unmarshalKeep(b, (*alias)(m), &m.Extra)
+}
+
+// MarshalJSON writes unknown keys back.
+func (m Memo) MarshalJSON() ([]byte, error) {
+	type alias Memo
+	return marshalKeep(alias(m), m.Extra)
+}
+
+// Memos is agent/state/evolve/memos.json. Files of schema 1.0.0 lack
+// interventions, and pre-1.1.0 files keep a "memos" array instead of
+// history; both read as the current shape.
+type Memos struct {
+	SchemaVersion    string             `json:"schema_version,omitempty"`
+	ScoreAdjustments map[string]float64 `json:"score_adjustments"`
+	Interventions    []Intervention     `json:"interventions"`
+	History          []Memo             `json:"history"`
+	LastMemo         json.RawMessage    `json:"last_memo"`
+	Extra            Extra              `json:"-"`
+}
+
+// UnmarshalJSON keeps unknown keys and adopts the legacy "memos" array as history.
+func (m *Memos) UnmarshalJSON(b []byte) error {
+	type alias Memos
+	if err := unmarshalKeep(b, (*alias)(m), &m.Extra); err != nil {
+		return err
+	}
+	if legacy, ok := m.Extra["memos"]; ok && m.History == nil {
+		var hist []Memo
+		if json.Unmarshal(legacy, &hist) == nil {
+			m.History = hist
+			delete(m.Extra, "memos")
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the canonical 1.1.0 shape and unknown keys back.
+func (m Memos) MarshalJSON() ([]byte, error) {
+	type alias Memos
+	m.SchemaVersion = "1.1.0"
+	if m.ScoreAdjustments == nil {
+		m.ScoreAdjustments = map[string]float64{}
+	}
+	if m.Interventions == nil {
+		m.Interventions = []Intervention{}
+	}
+	if m.History == nil {
+		m.History = []Memo{}
+	}
+	if len(m.LastMemo) == 0 {
+		m.LastMemo = json.RawMessage("null")
+	}
+	return marshalKeep(alias(m), m.Extra)
+}

@@ -1,0 +1,148 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// Action is one action_queue.json item.
+type Action struct {
+	ID            string   `json:"id"`
+	Title         string   `json:"title,omitempty"`
+	SourceDomain  string   `json:"source_domain,omitempty"`
+	RiceScore     *float64 `json:"rice_score,omitempty"`
+	EffectiveRice *float64 `json:"effective_rice,omitempty"`
+	RelatedFiles  []string `json:"related_files,omitempty"`
+	Status        string   `json:"status,omitempty"`
+	ExtractedAt   string   `json:"extracted_at,omitempty"`
+	PRNumber      *int     `json:"pr_number,omitempty"`
+	DecayApplied  *float64 `json:"decay_applied,omitempty"`
+	RiskTier      *int     `json:"risk_tier,omitempty"`
+	Extra         Extra    `json:"-"`
+}
+
+// UnmarshalJSON keeps unknown keys.
+func (a *Action) UnmarshalJSON(b []byte) error {
+	type alias Action
+	return unmarshalKeep(b, (*alias)(a), &a.Extra)
+}
+
+// MarshalJSON writes unknown keys back.
+func (a Action) MarshalJSON() ([]byte, error) {
+	type alias Action
+	return marshalKeep(alias(a), a.Extra)
+}
+
+// Rice is the item's effective RICE, falling back to its raw RICE score.
+func (a Action) Rice() float64 {
+	if a.EffectiveRice != nil {
+		return *a.EffectiveRice
+	}
+	if a.RiceScore != nil {
+		return *a.RiceScore
+	}
+	return 0
+}
+
+// ActionQueue is agent/state/evolve/action_queue.json.
+type ActionQueue struct {
+	SchemaVersion string   `json:"schema_version,omitempty"`
+	Pending       []Action `json:"pending"`
+	InProgress    []Action `json:"in_progress"`
+	Completed     []Action `json:"completed"`
+	Extra         Extra    `json:"-"`
+
+	// decodeWarnings say which older shape decoding read, as
+	// "<JSON pointer>: <reason>".
+	decodeWarnings []string `json:"-"`
+}
+
+// UnmarshalJSON keeps unknown keys and reads the older shapes of the
+// file: a plain array of actions, and {"actions": [...]} (without any of
+// pending, in_progress, completed), each item placed by its status (see
+// placeAction). An item in pending whose status is "in_progress" — the
+// original project's implementation skill marks the action it works on in
+// place — is moved to InProgress, where the stale-item hygiene (6-C6)
+// finds it. Any of these is written back in the current shape, the next
+// time the queue is saved.
+func (q *ActionQueue) UnmarshalJSON(b []byte) error {
+	type alias ActionQueue
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
+		var items []Action
+		if err := json.Unmarshal(t, &items); err != nil {
+			return err
+		}
+		*q = ActionQueue{}
+		for _, a := range items {
+			q.placeAction(a)
+		}
+		q.decodeWarnings = []string{fmt.Sprintf("(root): a plain array of %d actions (an older shape of the file); read as pending, in_progress and completed by status, and written back in the current shape", len(items))}
+		return nil
+	}
+	if err := unmarshalKeep(b, (*alias)(q), &q.Extra); err != nil {
+		return err
+	}
+	if raw, ok := q.Extra["actions"]; ok && q.Pending == nil && q.InProgress == nil && q.Completed == nil {
+		var items []Action
+		// An "actions" key that is not an array of actions stays an unknown
+		// key, kept as it is.
+		if json.Unmarshal(raw, &items) == nil && len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '[' {
+			delete(q.Extra, "actions")
+			if len(q.Extra) == 0 {
+				q.Extra = nil
+			}
+			for _, a := range items {
+				q.placeAction(a)
+			}
+			q.decodeWarnings = append(q.decodeWarnings, fmt.Sprintf("/actions: %d actions in an older shape of the file; read as pending, in_progress and completed by status, and written back in the current shape", len(items)))
+		}
+	}
+	if slices.ContainsFunc(q.Pending, func(a Action) bool { return a.Status == actionStatusInProgress }) {
+		var pending []Action
+		for _, a := range q.Pending {
+			if a.Status == actionStatusInProgress {
+				q.InProgress = append(q.InProgress, a)
+				continue
+			}
+			pending = append(pending, a)
+		}
+		q.Pending = pending
+	}
+	return nil
+}
+
+// actionStatusInProgress is the status of an action being worked on.
+const actionStatusInProgress = "in_progress"
+
+// placeAction files an action of an older, flat shape of the file by its
+// status: in progress, finished (completed, merged, rejected, superseded,
+// decayed), or pending (pending, proposed, blocked, none: the cycle's
+// queue rules take them from there).
+func (q *ActionQueue) placeAction(a Action) {
+	switch a.Status {
+	case actionStatusInProgress:
+		q.InProgress = append(q.InProgress, a)
+	case "completed", "merged", "rejected", "superseded", "decayed":
+		q.Completed = append(q.Completed, a)
+	default:
+		q.Pending = append(q.Pending, a)
+	}
+}
+
+// DecodeWarnings lists what decoding read differently from the file, each
+// as "<JSON pointer>: <reason>" (an older shape of the file), for the
+// caller to report with the file's name.
+func (q ActionQueue) DecodeWarnings() []string { return q.decodeWarnings }
+
+// MarshalJSON writes unknown keys back.
+func (q ActionQueue) MarshalJSON() ([]byte, error) {
+	type alias ActionQueue
+	for _, p := range []*[]Action{&q.Pending, &q.InProgress, &q.Completed} {
+		if *p == nil {
+			*p = []Action{}
+		}
+	}
+	return marshalKeep(alias(q), q.Extra)
+}
