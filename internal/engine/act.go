@@ -88,7 +88,7 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 		// A contract that does not load (bad YAML, a malformed chain
 		// condition) is rejected whole: no chain runs on a guess.
 		c.printf("[WARN] contract of %s rejected: %v (running it without a contract)", skill, cerr)
-		c.addGap("contract_invalid_"+config.SkillKey(skill), "contract_error", cerr.Error())
+		c.addDomainGap(domain, "contract_invalid_"+config.SkillKey(skill), "contract_error", cerr.Error())
 		ct = contract.Contract{Name: config.SkillKey(skill), Source: "default"}
 	}
 	r.contract = ct
@@ -128,7 +128,7 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	}
 	if len(resp.Survivors) > 0 {
 		c.printf("[WARN] %s: processes it started still run after it was stopped and killed (pids %v); stop them by hand (docs/halt.md).", skill, resp.Survivors)
-		c.addGap("skill_survivors_"+config.SkillKey(skill), "process_containment", fmt.Sprintf("pids %v outlived the stop", resp.Survivors))
+		c.addDomainGap(domain, "skill_survivors_"+config.SkillKey(skill), "process_containment", fmt.Sprintf("pids %v outlived the stop", resp.Survivors))
 	}
 	logData := tail.Bytes()
 	if tail.Truncated() {
@@ -155,7 +155,7 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 			rel = r
 		}
 		c.printf("[WARN] %s: ignoring its report %s: %v", skill, rel, rerr)
-		c.addGap("report_invalid_"+config.SkillKey(skill), "report_error", rerr.Error())
+		c.addDomainGap(domain, "report_invalid_"+config.SkillKey(skill), "report_error", rerr.Error())
 	}
 	var after state.DomainState
 	if stateFile != "" {

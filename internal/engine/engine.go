@@ -189,7 +189,9 @@ type cycle struct {
 	failureCounted  bool
 }
 
-type gap struct{ name, typ, detail string }
+// gap is one gap this cycle detected (5-A); domain is the domain it
+// concerns, "" when none.
+type gap struct{ name, typ, detail, domain string }
 
 // RunCycle runs one complete cycle. A configuration problem is returned as
 // a *config.Error; every other outcome, including skips and halts, is a
@@ -809,7 +811,12 @@ func (c *cycle) failClosedLedger(e *state.CorruptLedgerError) (Result, error) {
 	return *c.res, nil
 }
 
-func (c *cycle) addGap(name, typ, detail string) { c.gaps = append(c.gaps, gap{name, typ, detail}) }
+func (c *cycle) addGap(name, typ, detail string) { c.gaps = append(c.gaps, gap{name, typ, detail, ""}) }
+
+// addDomainGap is addGap for a gap that concerns one domain.
+func (c *cycle) addDomainGap(domain, name, typ, detail string) {
+	c.gaps = append(c.gaps, gap{name, typ, detail, domain})
+}
 
 func (c *cycle) phaseOf(skill string) string {
 	if p, ok := c.phases[skill]; ok {

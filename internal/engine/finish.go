@@ -98,7 +98,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		snap.SkillGaps.Gaps, c.gapsTrimmed = kept, true
 	}
 	for _, g := range c.gaps {
-		snap.SkillGaps.Record(g.name, g.typ, g.detail, c.now)
+		snap.SkillGaps.Record(state.GapEvent{Name: g.name, Type: g.typ, Detail: g.detail, Domain: g.domain, Cycle: f.Cycle}, c.now)
 	}
 	c.writeProposals(c.ctx)
 
@@ -306,7 +306,7 @@ func (c *cycle) recordFailed(f *record.Facts, entry *state.DecisionEntry, failed
 	entry.QualityMult = &quality
 	c.res.Result, c.res.ResultType, c.res.Quality = "error", resultType, &quality
 	c.addGap("record_write_failed", "state_write_error", reason)
-	c.snap.SkillGaps.Record("record_write_failed", "state_write_error", reason, c.now)
+	c.snap.SkillGaps.Record(state.GapEvent{Name: "record_write_failed", Type: "state_write_error", Detail: reason, Cycle: f.Cycle}, c.now)
 	c.finite(state.SkillGapsFile, &c.snap.SkillGaps)
 	if err := c.store.SaveSkillGaps(c.snap.SkillGaps); err != nil {
 		c.printf("[WARN] %s not written either: %v", state.SkillGapsFile, err)

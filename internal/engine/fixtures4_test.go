@@ -196,19 +196,24 @@ func TestCompatFixture_CostLedgerAutopatch(t *testing.T) {
 	if l.TotalEstimatedUSD != 0.16 {
 		t.Errorf("total = %v, want 0.16 (0.08 recorded + 0.02 cycle 43 + 3 × 0.02 synthetic)", l.TotalEstimatedUSD)
 	}
+	// One learning_loop_break gap, as the original's 6-C8 writes it: its
+	// frequency is the number of cycles backfilled.
 	gapOf := func() (n int, freq int) {
 		var gaps state.SkillGaps
 		evolveJSON(t, dir, "skill_gaps.json", &gaps)
 		for _, g := range gaps.Gaps {
-			if g.Name == "learning_loop_break" {
+			if g.Type == "learning_loop_break" {
 				n++
 				freq = g.Frequency
+				if g.ID != "gap-cost-ledger-autopatch-43" {
+					t.Errorf("loop-break gap id = %q", g.ID)
+				}
 			}
 		}
 		return n, freq
 	}
-	if n, freq := gapOf(); n != 1 || freq != 1 {
-		t.Errorf("learning_loop_break gaps = %d (frequency %d), want one seen once", n, freq)
+	if n, freq := gapOf(); n != 1 || freq != 3 {
+		t.Errorf("learning_loop_break gaps = %d (frequency %d), want one for the 3 cycles backfilled", n, freq)
 	}
 	// The ledger is whole now: the next cycle backfills nothing.
 	_, out = mustComplete(t, dir, now.Add(time.Hour))
@@ -216,7 +221,7 @@ func TestCompatFixture_CostLedgerAutopatch(t *testing.T) {
 	if strings.Contains(out, "Cost ledger had no entries") || len(l.Entries) != 8 || l.TotalEstimatedUSD != 0.18 {
 		t.Errorf("second cycle: %d entries, total %v\n%s", len(l.Entries), l.TotalEstimatedUSD, out)
 	}
-	if n, freq := gapOf(); n != 1 || freq != 1 {
+	if n, freq := gapOf(); n != 1 || freq != 3 {
 		t.Errorf("learning_loop_break after a whole ledger = %d (frequency %d)", n, freq)
 	}
 }

@@ -45,7 +45,7 @@ func (c *cycle) rememberWeek(f *record.Facts, log []state.DecisionEntry, outcome
 		}
 	}
 	for _, g := range snap.SkillGaps.Gaps {
-		if within(g.FirstSeen) {
+		if within(g.FirstSeenAt()) {
 			gaps++
 		}
 	}

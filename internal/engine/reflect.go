@@ -92,7 +92,7 @@ func (c *cycle) reflectStep(ctx context.Context, f *record.Facts, dec decide.Dec
 	// 5-A: gaps from the four sources (errors and blocked chains were
 	// recorded as they happened).
 	for _, g := range reflect.DetectGaps(reflect.GapInput{Now: c.now, Config: cfg, CycleCount: f.Cycle, Log: log, Queue: c.snap.ActionQueue}) {
-		c.addGap(g.Name, g.Type, g.Detail)
+		c.addDomainGap(g.Domain, g.Name, g.Type, g.Detail)
 	}
 
 	// 6-C: an intervention counts down only on a cycle whose scoring
@@ -208,38 +208,44 @@ func (c *cycle) ledgerIntegrity(l state.CostLedger, cycle int) state.CostLedger 
 	out, filled := record.IntegrityGate(l, cycle, c.cfg.Cost.MaxBackfillCycles, c.now)
 	if len(filled) > 0 {
 		c.printf("[WARN] Cost ledger had no entries for %d cycle(s) (%v): backfilled at $%.2f each.", len(filled), filled, record.SyntheticCostUSD)
-		c.addGap("learning_loop_break", "cost_accounting", fmt.Sprintf("cycles %v had no cost entry; synthetic entries were added", filled))
-		c.snap.SkillGaps.Record("learning_loop_break", "cost_accounting", fmt.Sprintf("cycles %v had no cost entry; synthetic entries were added", filled), c.now)
+		// Backfilling is capped: what a second pass would still find
+		// missing is what the cap left out, which the gap says.
+		_, more := record.IntegrityGate(out, cycle, c.cfg.Cost.MaxBackfillCycles, c.now)
+		c.snap.SkillGaps.RecordLoopBreak(cycle, filled, len(more) > 0, c.now)
+		c.addGap(fmt.Sprintf("cost_ledger_autopatch_%d", cycle), state.GapLoopBreak, fmt.Sprintf("cycles %v had no cost entry; synthetic entries were added", filled))
 	}
 	return out
 }
 
 // writeProposals is 5-B: a gap that reached frequency 3 gets a proposal
-// file, written once. The gaps are taken in name order, each once; the
-// first "proposed-skills/ is full" ends the step with one warning (every
-// later write would meet the same cap), and a cancelled cycle stops it.
+// file, written once. A loop-break gap (6-C8) flags the loop's own
+// accounting, not a missing skill, and gets none. The gaps are taken in
+// proposal-name order, each once; the first "proposed-skills/ is full"
+// ends the step with one warning (every later write would meet the same
+// cap), and a cancelled cycle stops it.
 func (c *cycle) writeProposals(ctx context.Context) {
 	var due []state.Gap
 	for _, g := range c.snap.SkillGaps.Gaps {
-		if g.Frequency >= reflect.ProposalThreshold && !g.Resolved {
+		if g.Frequency >= reflect.ProposalThreshold && !g.Resolved && !g.IsLoopBreak() {
 			due = append(due, g)
 		}
 	}
-	sort.SliceStable(due, func(i, j int) bool { return due[i].Name < due[j].Name })
+	sort.SliceStable(due, func(i, j int) bool { return due[i].ProposalName() < due[j].ProposalName() })
 	for i, g := range due {
 		if ctx.Err() != nil {
 			c.printf("[WARN] Skill proposals: stopped (%v); %d gap(s) not looked at.", context.Cause(ctx), len(due)-i)
 			return
 		}
-		wrote, err := c.store.WriteProposal(g.Name, reflect.Proposal(g, c.now))
+		name := g.ProposalName()
+		wrote, err := c.store.WriteProposal(name, reflect.Proposal(g, c.now))
 		switch {
 		case errors.Is(err, state.ErrProposalsFull):
-			c.printf("[WARN] proposal for %s: %v; %d more gap(s) at frequency %d or more were not looked at.", g.Name, err, len(due)-i-1, reflect.ProposalThreshold)
+			c.printf("[WARN] proposal for %s: %v; %d more gap(s) at frequency %d or more were not looked at.", name, err, len(due)-i-1, reflect.ProposalThreshold)
 			return
 		case err != nil:
-			c.printf("[WARN] proposal for %s: %v", g.Name, err)
+			c.printf("[WARN] proposal for %s: %v", name, err)
 		case wrote:
-			c.printf("[Reflect] Skill proposal: %s (freq: %d)", g.Name, g.Frequency)
+			c.printf("[Reflect] Skill proposal: %s (freq: %d)", name, g.Frequency)
 		}
 	}
 }

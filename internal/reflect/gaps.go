@@ -15,6 +15,8 @@ type Gap struct {
 	Name   string
 	Type   string
 	Detail string
+	// Domain is the domain the gap concerns, "" when none.
+	Domain string
 }
 
 // StarvationWindow is how many recent decisions a domain may go without
@@ -53,7 +55,7 @@ func DetectGaps(in GapInput) []Gap {
 			}
 			if !seen {
 				out = append(out, Gap{Name: "domain_starvation_" + d.Name, Type: "coverage_gap",
-					Detail: fmt.Sprintf("Domain not executed in %d cycles", StarvationWindow)})
+					Detail: fmt.Sprintf("Domain not executed in %d cycles", StarvationWindow), Domain: d.Name})
 			}
 		}
 	}
@@ -66,7 +68,7 @@ func DetectGaps(in GapInput) []Gap {
 			}
 			if age := in.Now.Sub(t).Hours() / 24; age > limit {
 				out = append(out, Gap{Name: "stale_action_" + a.ID, Type: "action_aging",
-					Detail: fmt.Sprintf("Action '%s' pending for %d days", clipTitle(a.Title), int(math.Floor(age)))})
+					Detail: fmt.Sprintf("Action '%s' pending for %d days", clipTitle(a.Title), int(math.Floor(age))), Domain: a.SourceDomain})
 			}
 		}
 	}
@@ -91,12 +93,12 @@ func Proposal(g state.Gap, now time.Time) string {
 		phase = "observe"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Proposed skill: %s\n\n", g.Name)
-	fmt.Fprintf(&b, "Proposed by ooda on %s after the gap was seen %d times (first %s, last %s).\n\n", state.FormatTime(now), g.Frequency, orDash(g.FirstSeen), orDash(g.LastSeen))
+	fmt.Fprintf(&b, "# Proposed skill: %s\n\n", g.ProposalName())
+	fmt.Fprintf(&b, "Proposed by ooda on %s after the gap was seen %d times (first %s, last %s).\n\n", state.FormatTime(now), g.Frequency, orDash(g.FirstSeenAt()), orDash(lastSeen(g)))
 	b.WriteString("## Background\n\n")
 	fmt.Fprintf(&b, "Step 5-A records a skill gap when the loop meets something it has no capability for. This one (type `%s`) recurred %d times, so a skill that closes it is likely worth writing.\n\n", orDash(g.Type), g.Frequency)
 	b.WriteString("## The gap\n\n")
-	fmt.Fprintf(&b, "%s\n\n", orDash(g.Detail))
+	fmt.Fprintf(&b, "%s\n\n", orDash(g.Text()))
 	b.WriteString("## Suggested OODA phase\n\n")
 	fmt.Fprintf(&b, "`%s`\n\n", phase)
 	b.WriteString("## Expected inputs and outputs\n\n")
@@ -115,7 +117,15 @@ func orDash(s string) string {
 
 // GapsKept is how many gaps skill_gaps.json holds, the cap
 // state.SkillGaps.Record keeps when it adds one.
-const GapsKept = 50
+const GapsKept = state.GapsKept
+
+// lastSeen is when the gap was last seen: an instant, else a cycle.
+func lastSeen(g state.Gap) string {
+	if g.LastSeen != "" || g.LastSeenCycle == nil {
+		return g.LastSeen
+	}
+	return fmt.Sprintf("cycle %d", *g.LastSeenCycle)
+}
 
 // TrimGaps cuts gaps to GapsKept in one pass, evicting as Record does
 // (resolved gaps oldest first, then unresolved oldest first), and returns
