@@ -14,18 +14,28 @@ type Intervention struct {
 	ExpiresAfterCycles int     `json:"expires_after_cycles"`
 	AppliedCount       int     `json:"applied_count"`
 	Extra              Extra   `json:"-"`
+
+	// read is the entry as the file held it (nil for a new entry).
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
 func (iv *Intervention) UnmarshalJSON(b []byte) error {
 	type alias Intervention
-	return unmarshalKeep(b, (*alias)(iv), &iv.Extra)
+	*iv = Intervention{}
+	if err := unmarshalKeep(b, (*alias)(iv), &iv.Extra); err != nil {
+		return err
+	}
+	iv.read = rememberEntry(b, alias(*iv), iv.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an entry read from the file is
+// written as it was read, but for the keys that changed (see readEntry):
+// a "delta": -10.0 stays -10.0 until the delta itself changes.
 func (iv Intervention) MarshalJSON() ([]byte, error) {
 	type alias Intervention
-	return marshalKeep(alias(iv), iv.Extra)
+	return iv.read.encode(alias(iv), iv.Extra)
 }
 
 // Memo is one memos.json history entry.
@@ -37,18 +47,28 @@ type Memo struct {
 	Message       string `json:"message,omitempty"`
 	LastCompleted *int   `json:"last_completed,omitempty"`
 	Extra         Extra  `json:"-"`
+
+	// read is the entry as the file held it (nil for a new entry).
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
 func (m *Memo) UnmarshalJSON(b []byte) error {
 	type alias Memo
-	return unmarshalKeep(b, (*alias)(m), &m.Extra)
+	*m = Memo{}
+	if err := unmarshalKeep(b, (*alias)(m), &m.Extra); err != nil {
+		return err
+	}
+	m.read = rememberEntry(b, alias(*m), m.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an entry read from the file is
+// written as it was read, key order included, but for the keys that
+// changed (see readEntry).
 func (m Memo) MarshalJSON() ([]byte, error) {
 	type alias Memo
-	return marshalKeep(alias(m), m.Extra)
+	return m.read.encode(alias(m), m.Extra)
 }
 
 // Memos is agent/state/evolve/memos.json. Files of schema 1.0.0 lack
@@ -70,10 +90,14 @@ func (m *Memos) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	if legacy, ok := m.Extra["memos"]; ok && m.History == nil {
-		var hist []Memo
-		if json.Unmarshal(legacy, &hist) == nil {
+		if hist, unread, ok := readList[Memo](legacy); ok || isJSONNull(legacy) {
 			m.History = hist
 			delete(m.Extra, "memos")
+			if unread > 0 {
+				// Its elements that are not memos stay in history, each
+				// after the memo that preceded it (see keepUnreadable).
+				m.Extra["history"] = legacy
+			}
 		}
 	}
 	return nil

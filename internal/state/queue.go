@@ -21,18 +21,30 @@ type Action struct {
 	DecayApplied  *float64 `json:"decay_applied,omitempty"`
 	RiskTier      *int     `json:"risk_tier,omitempty"`
 	Extra         Extra    `json:"-"`
+
+	// read is the item as the file held it (nil for a new item). A copy
+	// of the item keeps it, so an item moved from one list to another is
+	// still written as it was read; an item built anew is written anew.
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the item as read (see readEntry).
 func (a *Action) UnmarshalJSON(b []byte) error {
 	type alias Action
-	return unmarshalKeep(b, (*alias)(a), &a.Extra)
+	*a = Action{}
+	if err := unmarshalKeep(b, (*alias)(a), &a.Extra); err != nil {
+		return err
+	}
+	a.read = rememberEntry(b, alias(*a), a.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an item read from the file is
+// written as it was read, but for the keys that changed (see readEntry):
+// 75.0 stays 75.0, "pr_number": null and "related_files": [] stay.
 func (a Action) MarshalJSON() ([]byte, error) {
 	type alias Action
-	return marshalKeep(alias(a), a.Extra)
+	return a.read.encode(alias(a), a.Extra)
 }
 
 // Rice is the item's effective RICE, falling back to its raw RICE score.
@@ -70,25 +82,25 @@ type ActionQueue struct {
 func (q *ActionQueue) UnmarshalJSON(b []byte) error {
 	type alias ActionQueue
 	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
-		var items []Action
-		if err := json.Unmarshal(t, &items); err != nil {
-			return err
+		items, unread, ok := readList[Action](t)
+		if !ok {
+			return fmt.Errorf("not an array of actions")
 		}
 		*q = ActionQueue{}
 		for _, a := range items {
 			q.placeAction(a)
 		}
-		q.decodeWarnings = []string{fmt.Sprintf("(root): a plain array of %d actions (an older shape of the file); read as pending, in_progress and completed by status, and written back in the current shape", len(items))}
+		q.keepLegacy(t, unread)
+		q.decodeWarnings = []string{fmt.Sprintf("(root): a plain array of %d actions (an older shape of the file); read as pending, in_progress and completed by status, and written back in the current shape%s", len(items), unreadNote(unread))}
 		return nil
 	}
 	if err := unmarshalKeep(b, (*alias)(q), &q.Extra); err != nil {
 		return err
 	}
 	if raw, ok := q.Extra["actions"]; ok && q.Pending == nil && q.InProgress == nil && q.Completed == nil {
-		var items []Action
-		// An "actions" key that is not an array of actions stays an unknown
-		// key, kept as it is.
-		if json.Unmarshal(raw, &items) == nil && len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '[' {
+		// An "actions" key that is not an array stays an unknown key, kept
+		// as it is.
+		if items, unread, ok := readList[Action](raw); ok {
 			delete(q.Extra, "actions")
 			if len(q.Extra) == 0 {
 				q.Extra = nil
@@ -96,7 +108,8 @@ func (q *ActionQueue) UnmarshalJSON(b []byte) error {
 			for _, a := range items {
 				q.placeAction(a)
 			}
-			q.decodeWarnings = append(q.decodeWarnings, fmt.Sprintf("/actions: %d actions in an older shape of the file; read as pending, in_progress and completed by status, and written back in the current shape", len(items)))
+			q.keepLegacy(raw, unread)
+			q.decodeWarnings = append(q.decodeWarnings, fmt.Sprintf("/actions: %d actions in an older shape of the file; read as pending, in_progress and completed by status, and written back in the current shape%s", len(items), unreadNote(unread)))
 		}
 	}
 	if slices.ContainsFunc(q.Pending, func(a Action) bool { return a.Status == actionStatusInProgress }) {
@@ -115,6 +128,30 @@ func (q *ActionQueue) UnmarshalJSON(b []byte) error {
 
 // actionStatusInProgress is the status of an action being worked on.
 const actionStatusInProgress = "in_progress"
+
+// keepLegacy keeps the elements of a list of an older shape of the file
+// that are not actions (unread of them): the list is kept as pending's
+// value as the file had it, so that writing the queue puts them in
+// pending, each after the item that preceded it (see keepUnreadable).
+func (q *ActionQueue) keepLegacy(raw json.RawMessage, unread int) {
+	if unread == 0 {
+		return
+	}
+	if q.Extra == nil {
+		q.Extra = Extra{}
+	}
+	q.Extra["pending"] = append(json.RawMessage(nil), raw...)
+}
+
+// unreadNote is what a legacy-shape warning adds about the elements that
+// are not actions: they are kept, and the warnings about each name them
+// where they go.
+func unreadNote(unread int) string {
+	if unread == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d element(s) that are not actions are kept, in pending (named below as /pending/<index in the older array>)", unread)
+}
 
 // placeAction files an action of an older, flat shape of the file by its
 // status: in progress, finished (completed, merged, rejected, superseded,

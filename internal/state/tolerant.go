@@ -22,8 +22,11 @@ import (
 // the entry is read field by field, the value is coerced where its meaning
 // is unambiguous or else left out of the computation, and it stays in the
 // file as it was written (in the entry's Extra, under its own key) until
-// the program sets that field to a new value. Only a file that is not JSON,
-// or whose top level is not an object, is corrupt.
+// the program sets that field to a new value. An element of a list that
+// cannot be read at all (a string among the entries of a log) is left out
+// the same way, and stays in the list even after the program changes it
+// (see keepUnreadable). Only a file that is not JSON, or whose top level
+// is not an object, is corrupt.
 
 // fieldInfo is one JSON-visible field of a struct.
 type fieldInfo struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -263,19 +264,43 @@ func (c *CostLedger) UnmarshalJSON(b []byte) error {
 	var warns []string
 	kept := c.Entries[:0:0]
 	asideUSD := 0.0
+	// The file's entries that read as entries, and their places in the
+	// file: an element that is not an entry (a string) is left out of
+	// c.Entries and kept in the file apart, so c.Entries' indices are not
+	// the file's. Parsed only when a warning or a missing id needs them.
 	var rawEntries []json.RawMessage
+	var fileIndex []int
+	raws := func() error {
+		if rawEntries != nil {
+			return nil
+		}
+		var doc struct {
+			Entries []json.RawMessage `json:"entries"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return err
+		}
+		rawEntries = []json.RawMessage{}
+		for at, raw := range doc.Entries {
+			if _, _, ok := readLoose(raw, reflect.TypeFor[CostEntry](), "", nil); ok {
+				rawEntries = append(rawEntries, raw)
+				fileIndex = append(fileIndex, at)
+			}
+		}
+		return nil
+	}
 	for i, e := range c.Entries {
-		ptr := "/entries/" + strconv.Itoa(i) + "/cycle_id"
+		pointer := func() string {
+			at := i
+			if raws() == nil && i < len(fileIndex) {
+				at = fileIndex[i]
+			}
+			return "/entries/" + strconv.Itoa(at) + "/cycle_id"
+		}
 		if e.CycleID == 0 && e.cycleIDRaw == nil && e.uncounted == "" {
 			// 0 is what a missing cycle_id decodes to: tell the two apart.
-			if rawEntries == nil {
-				var doc struct {
-					Entries []json.RawMessage `json:"entries"`
-				}
-				if err := json.Unmarshal(b, &doc); err != nil {
-					return err
-				}
-				rawEntries = doc.Entries
+			if err := raws(); err != nil {
+				return err
 			}
 			if i < len(rawEntries) && entryCycleID(rawEntries[i]) == nil {
 				e.uncounted = "is missing"
@@ -292,10 +317,10 @@ func (c *CostLedger) UnmarshalJSON(b []byte) error {
 			if e.uncounted != "is missing" {
 				what = showJSONValue(entryCycleID(e.raw)) + " " + e.uncounted
 			}
-			warns = append(warns, fmt.Sprintf("%s: %s; the entry is kept in the file but not counted as a cycle (its cost still counts)", ptr, what))
+			warns = append(warns, fmt.Sprintf("%s: %s; the entry is kept in the file but not counted as a cycle (its cost still counts)", pointer(), what))
 			continue
 		case e.cycleIDRaw != nil:
-			warns = append(warns, fmt.Sprintf("%s: %s is not an integer; read as cycle %d", ptr, showJSONValue(e.cycleIDRaw), e.CycleID))
+			warns = append(warns, fmt.Sprintf("%s: %s is not an integer; read as cycle %d", pointer(), showJSONValue(e.cycleIDRaw), e.CycleID))
 		}
 		kept = append(kept, e)
 	}

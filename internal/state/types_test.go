@@ -267,7 +267,7 @@ func TestMemos_LegacyShapes(t *testing.T) {
 		  {"domain": "backlog", "delta": 1.0, "type": "contrarian", "reason": "starved", "created_at_cycle": 10, "expires_after_cycles": 3, "applied_count": 0}],
 		  "history": [], "last_memo": {"cycle": 10, "message": "boost backlog"}}`)
 		want := Intervention{Domain: "backlog", Delta: 1, Type: "contrarian", Reason: "starved", CreatedAtCycle: 10, ExpiresAfterCycles: 3}
-		if len(m.Interventions) != 1 || !reflect.DeepEqual(m.Interventions[0], want) {
+		if len(m.Interventions) != 1 || !reflect.DeepEqual(exportedOnly(reflect.ValueOf(m.Interventions[0])).Interface(), want) {
 			t.Fatalf("interventions = %+v", m.Interventions)
 		}
 		if last := encodeGeneric(t, m)["last_memo"]; !reflect.DeepEqual(last, map[string]any{"cycle": 10.0, "message": "boost backlog"}) {
