@@ -288,15 +288,6 @@ func keptEntries(t *testing.T, what string, before, after []json.RawMessage) {
 	}
 }
 
-// knownGap skips a strict check that today's ooda does not pass, naming
-// what is missing. OODA_COMPAT_STRICT=1 runs it anyway, to see the gap.
-func knownGap(t *testing.T, gap string) {
-	t.Helper()
-	if os.Getenv("OODA_COMPAT_STRICT") == "" {
-		t.Skip("known gap: " + gap)
-	}
-}
-
 func joinCompact(l []json.RawMessage) string {
 	s := make([]string, len(l))
 	for i, e := range l {

@@ -320,7 +320,6 @@ func TestCompat_StatusGapEntriesCarryTheOriginalsFields(t *testing.T) {
 // from decision_log entries; the state design names them
 // confidence_at_decision and scores (the full score table).
 func TestCompat_StatusDecisionLogConfidenceAtDecision(t *testing.T) {
-	knownGap(t, "state.json decision_log: ooda's entries carry confidence and score, not the original's confidence_at_decision and scores table (nor prs_created, stop_reason, chain_stopped_at, skill_gaps_detected, contrarian_check), so the dashboard's Trend column reads no confidence")
 	dir, _ := statusProject(t)
 	for i, e := range load(t, dir, evolve+"/state.json").list("decision_log") {
 		for _, k := range []string{"confidence_at_decision", "scores"} {

@@ -12,6 +12,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/contract"
 	"github.com/ooda-loop/ooda/internal/decide"
+	"github.com/ooda-loop/ooda/internal/forge"
 	"github.com/ooda-loop/ooda/internal/observe"
 	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/proc"
@@ -377,15 +378,17 @@ func (c *cycle) runChain(ctx context.Context, f *record.Facts, obs *observe.Obse
 			}
 		}
 		if gated || w.Confidence < threshold {
-			c.chainBlocked(target, fmt.Sprintf("confidence %.2f below threshold %.2f: primary skill only", w.Confidence, threshold))
+			c.chainBlocked(target, record.StopConfidence, fmt.Sprintf("confidence %.2f below threshold %.2f: primary skill only", w.Confidence, threshold))
 			continue
 		}
 		if len(f.Chain) >= maxDepth {
 			c.printf("[WARN] Chain depth cap (%d) reached; %s and any later chain steps are not run.", maxDepth, target)
+			c.stopChain(target, "max_chain_depth")
 			break
 		}
 		if halted, _ := c.store.HaltExists(cfg.Safety.HaltFile); halted {
 			c.printf("[HALT] HALT file appeared before chain step %s; stopping the chain.", target)
+			c.stopChain(target, record.StopHalt)
 			c.res.Status, c.res.Reason = StatusHalted, ReasonHalt
 			return
 		}
@@ -395,7 +398,7 @@ func (c *cycle) runChain(ctx context.Context, f *record.Facts, obs *observe.Obse
 		}
 		if !cfg.Safety.Allowed(target) {
 			c.printf("[Act] SAFETY: chain %s not in allowlist. Skipping.", target)
-			c.chainBlocked(target, "not in safety.skill_allowlist")
+			c.chainBlocked(target, "not_in_allowlist", "not in safety.skill_allowlist")
 			continue
 		}
 		tct, terr := contract.Load(c.store.Root, cfg, target)
@@ -403,18 +406,18 @@ func (c *cycle) runChain(ctx context.Context, f *record.Facts, obs *observe.Obse
 			// Fail closed: without its contract there is no telling whether
 			// the target opens PRs, so it must not slip past those gates.
 			c.printf("[Act] SAFETY: chain %s has a contract that does not load (%v). Skipping.", target, terr)
-			c.chainBlocked(target, "contract does not load: "+terr.Error())
+			c.chainBlocked(target, "contract_error", "contract does not load: "+terr.Error())
 			continue
 		}
 		if c.createsPRs(target, tct) {
 			if cfg.ProgressiveComplex.CurrentLevel < 3 || !cfg.Implementation.Enabled {
 				c.printf("[Act] SAFETY: chain %s requires Level 3 + implementation.enabled. Skipping.", target)
-				c.chainBlocked(target, "requires level 3 and implementation.enabled")
+				c.chainBlocked(target, "implementation_gated", "requires level 3 and implementation.enabled")
 				continue
 			}
 			if c.prsCreated >= cfg.Safety.MaxPRsPerCycle {
 				c.printf("[Act] SAFETY: max_prs_per_cycle (%d) reached. Skipping %s.", cfg.Safety.MaxPRsPerCycle, target)
-				c.chainBlocked(target, "max_prs_per_cycle reached")
+				c.chainBlocked(target, record.StopPRLimit, "max_prs_per_cycle reached")
 				continue
 			}
 		}
@@ -472,8 +475,19 @@ func (c *cycle) triggersOf(r skillRun) []chainStep {
 	return out
 }
 
-func (c *cycle) chainBlocked(target, why string) {
+// chainBlocked records a chain step a gate refused: its gap (5-A), and,
+// for the decision log, the first step the chain stopped at and why
+// (reason in the original's words where it has them).
+func (c *cycle) chainBlocked(target, reason, why string) {
+	c.stopChain(target, reason)
 	c.addGap("chain_blocked_"+config.SkillKey(target), "chain_gap", "Chain to "+target+" blocked: "+why)
+}
+
+// stopChain remembers the first chain step that did not run, and why.
+func (c *cycle) stopChain(target, reason string) {
+	if c.chainStopped.reason == "" {
+		c.chainStopped.at, c.chainStopped.reason = target, reason
+	}
 }
 
 // createsPRs reports whether a skill opens pull requests: the
@@ -549,6 +563,28 @@ func (c *cycle) recordDomainRun(domain string) {
 // detectNewPRs is the other half of 4-C's "was a PR created?": a skill
 // that opened a PR without reporting it is caught by an open PR under a
 // domain's branch prefix that Step 1-B did not see.
+// fviewHas says whether PR number was open before the skill ran.
+func (c *cycle) fviewHas(number int) bool {
+	for _, pr := range c.fview.status.Open {
+		if pr.Number == number {
+			return true
+		}
+	}
+	return false
+}
+
+// notePRCreated records a PR this cycle opened for the decision log, once
+// (record.OriginalFields bounds what it copies).
+func (c *cycle) notePRCreated(pr forge.PR) {
+	for _, p := range c.createdPRs {
+		if p.Number == pr.Number {
+			return
+		}
+	}
+	title, branch := pr.Title, pr.HeadRef
+	c.createdPRs = append(c.createdPRs, state.CreatedPR{Number: pr.Number, Title: &title, Branch: &branch})
+}
+
 func (c *cycle) detectNewPRs(ctx context.Context, f *record.Facts) {
 	if c.forge == nil || !c.fview.ok {
 		return
@@ -568,10 +604,16 @@ func (c *cycle) detectNewPRs(ctx context.Context, f *record.Facts) {
 		seen[*f.PRNumber] = true
 	}
 	for _, pr := range st.Open {
+		if f.PRNumber != nil && pr.Number == *f.PRNumber && !c.fviewHas(pr.Number) {
+			// The PR the skill reported: the forge knows its title and
+			// branch.
+			c.notePRCreated(pr)
+		}
 		if seen[pr.Number] || orient.DomainOfBranch(c.cfg, pr.HeadRef) == "" {
 			continue
 		}
 		c.printf("[Act] PR #%d created on branch %s", pr.Number, pr.HeadRef)
+		c.notePRCreated(pr)
 		c.prsCreated++
 		if f.PRNumber == nil {
 			n := pr.Number

@@ -187,6 +187,14 @@ type cycle struct {
 	// counted a failure.
 	failuresAtStart int
 	failureCounted  bool
+	// chainStopped is the first chain step that did not run and why, for
+	// the decision log's chain_stopped_at and stop_reason.
+	chainStopped struct{ at, reason string }
+	// createdPRs are the PRs this cycle opened, as the forge lists them
+	// (number, title, branch), for the decision log's prs_created.
+	createdPRs []state.CreatedPR
+	// proposalsWritten are the skill proposals 5-B wrote this cycle.
+	proposalsWritten []string
 }
 
 // gap is one gap this cycle detected (5-A); domain is the domain it

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -36,13 +37,23 @@ func (c *cycle) baseFacts(obs *observe.Observation, ori orient.Orientation, dec 
 		} else if w.Virtual {
 			f.OnMission = c.cfg.MissionSet() && c.cfg.Implementation.Alignment() >= 0.5
 		}
+		// An entry the original wrote records confidence_at_decision
+		// rather than confidence: the trend reads either.
 		for i := len(c.snap.State.DecisionLog) - 1; i >= 0; i-- {
 			e := c.snap.State.DecisionLog[i]
-			if e.SelectedDomain == w.Domain && e.Confidence != nil {
-				v := *e.Confidence
+			if p := e.DecidedConfidence(); e.SelectedDomain == w.Domain && p != nil {
+				v := *p
 				f.PrevConfidence = &v
 				break
 			}
+		}
+	}
+	// The score table, in rank order up to the cap, for the original's
+	// readers (scores).
+	if len(dec.Options) > 0 {
+		f.Scores = make(map[string]float64, min(len(dec.Options), record.ScoresKept))
+		for _, o := range dec.Options[:min(len(dec.Options), record.ScoresKept)] {
+			f.Scores[o.Domain] = o.Score
 		}
 	}
 	return f
@@ -103,6 +114,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	c.writeProposals(c.ctx)
 
 	f.Elapsed = time.Since(c.start)
+	f.ChainStoppedAt, f.StopReason = c.chainStop(f)
 	entry = record.DecisionEntry(f, resultType, quality)
 	entry.PROutcomes = prOutcomesJSON(c.outc.Changes)
 	// The same record in the original's shape, so that after a switch
@@ -143,6 +155,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	outcomes := record.AppendOutcome(prior, record.Outcome(f, resultType, quality), cfg.Memory.OutcomesBufferSize)
 	line := record.CycleLogLine(f, resultType, quality)
 	c.rememberWeek(&f, log, outcomes.Entries, conf, &memos)
+	f.Contrarian = contrarianOf(memos, f.Cycle, log)
 
 	// No float that overflowed (a score from an extreme weight, a total
 	// near the float limit) may make a file unencodable: each becomes 0,
@@ -255,6 +268,11 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	st.LastCycle = &ts
 	st.CycleInProgress = false
 	st.CycleStartedAt = ""
+	// The gaps are known only now (a write that failed is one).
+	f.GapsDetected = c.gapIDs()
+	f.PRsCreated = c.createdPRs
+	f.ProposalsWritten = c.proposalsWritten
+	record.OriginalFields(&entry, f)
 	st.DecisionLog = record.AppendDecision(st.DecisionLog, entry, cfg.Memory.WorkingMemorySize)
 	c.finite(state.StateFile, st)
 	if err := c.store.SaveState(*st); err != nil {
@@ -333,4 +351,86 @@ func (c *cycle) reconcileMetrics(m state.Metrics, cycle int) (state.Metrics, []s
 		return m, append([]string{note}, fixes...)
 	}
 	return record.ReconcileMetrics(m, cycle)
+}
+
+// chainStop is where and why this cycle's chain stopped (4-B), for the
+// decision log's chain_stopped_at and stop_reason; "", "" when it ran
+// through, or never started (a skip, a blocked skill, an observe-only
+// cycle). A HALT or a signal stops the skill running; a failed primary
+// skill stops the chain before it starts; otherwise the first chain step
+// that did not run (a gate refused it, the HALT file appeared before it,
+// the depth cap) is where it stopped.
+func (c *cycle) chainStop(f record.Facts) (at, reason string) {
+	if f.Action != "execute" {
+		return "", ""
+	}
+	running := f.Skill
+	if n := len(f.Chain); n > 0 {
+		running = f.Chain[n-1]
+	}
+	switch {
+	case c.res.Reason == ReasonHaltDuringExecute:
+		return running, record.StopHalt
+	case c.res.Reason == ReasonInterrupted:
+		return running, ReasonInterrupted
+	case f.Result == "error" && c.chainStopped.reason == "":
+		return f.Skill, record.StopError
+	}
+	return c.chainStopped.at, c.chainStopped.reason
+}
+
+// gapIDs are the ids of the gaps this cycle detected, as skill_gaps.json
+// names them (a gap of the original's shape by its id), in the order
+// detected.
+func (c *cycle) gapIDs() []string {
+	out := make([]string, 0, len(c.gaps))
+	for _, g := range c.gaps {
+		id := g.name
+		for _, sg := range c.snap.SkillGaps.Gaps {
+			if sg.Key() == g.name && sg.ID != "" {
+				id = sg.ID
+				break
+			}
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
+// contrarianOf is the contrarian check cycle made (6-C4): the contrarian
+// intervention created at that cycle, nil when none was. log is the
+// decision log the check read, for how many of the recent decisions the
+// dominant domain won.
+func contrarianOf(m state.Memos, cycle int, log []state.DecisionEntry) *state.ContrarianRecord {
+	for i := len(m.Interventions) - 1; i >= 0; i-- {
+		iv := m.Interventions[i]
+		if iv.Type != "contrarian" || iv.CreatedAtCycle != cycle {
+			continue
+		}
+		// The check applies its adjustment whenever it makes one: the
+		// original's "plausible".
+		r := &state.ContrarianRecord{Argument: iv.Reason, AffectedDomain: iv.Domain, ScoreAdjustment: iv.Delta,
+			CounterDomain: iv.Domain, Validity: "plausible"}
+		if raw, ok := iv.Extra["dominant_domain"]; ok {
+			var d string
+			if json.Unmarshal(raw, &d) == nil {
+				r.DominantDomain = d
+			}
+		}
+		if r.DominantDomain != "" {
+			var decisions []state.DecisionEntry
+			for _, e := range log {
+				if !e.IsSkip() && e.SelectedDomain != "" && e.Cycle <= cycle {
+					decisions = append(decisions, e)
+				}
+			}
+			for _, e := range decisions[max(0, len(decisions)-reflect.ContrarianWindow):] {
+				if e.SelectedDomain == r.DominantDomain {
+					r.DominantFrequency++
+				}
+			}
+		}
+		return r
+	}
+	return nil
 }

@@ -38,6 +38,16 @@ func TestStep5B_ProposalsOfTheOriginalsGapsAreNamedAndNeverShared(t *testing.T) 
 	if len(names) != 4 || !slices.Contains(names, "gap-001.md") || !slices.Contains(names, "lint_go.md") {
 		t.Fatalf("proposals = %v, want 4: gap-001.md, lint_go.md, one for lint/go, one for the unnamed gap\n%s", names, out)
 	}
+	// The decision log names what 5-B wrote, as the original's does.
+	var st struct {
+		Log []struct {
+			Proposed []string `json:"proposed_skills_generated"`
+		} `json:"decision_log"`
+	}
+	evolveJSON(t, dir, "state.json", &st)
+	if got := st.Log[len(st.Log)-1].Proposed; len(got) != 4 || !slices.Contains(got, "gap-001") {
+		t.Errorf("proposed_skills_generated = %v, want the 4 proposals", got)
+	}
 	for _, n := range names {
 		if strings.HasPrefix(n, ".") || strings.Contains(n, "autopatch") {
 			t.Errorf("proposal %q: hidden, or for the loop-break gap", n)

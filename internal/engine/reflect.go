@@ -246,6 +246,7 @@ func (c *cycle) writeProposals(ctx context.Context) {
 			c.printf("[WARN] proposal for %s: %v", name, err)
 		case wrote:
 			c.printf("[Reflect] Skill proposal: %s (freq: %d)", name, g.Frequency)
+			c.proposalsWritten = append(c.proposalsWritten, name)
 		}
 	}
 }

@@ -10,8 +10,10 @@ package record
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ooda-loop/ooda/internal/state"
 )
@@ -70,7 +72,42 @@ type Facts struct {
 	OnMission bool
 	// ArtifactScore is nil until the artifact axis exists.
 	ArtifactScore *float64
+
+	// What the original OODA loop's decision-log readers read besides the
+	// above (see state.DecisionEntry).
+
+	// Scores is the cycle's score table, {domain: score}; nil when no
+	// scoring pass ran.
+	Scores map[string]float64
+	// ChainStoppedAt and StopReason say where and why the chain stopped;
+	// "" when it ran through.
+	ChainStoppedAt string
+	StopReason     string
+	// PRsCreated are the PRs the cycle opened; nil means the one PRNumber
+	// names, if any.
+	PRsCreated []state.CreatedPR
+	// GapsDetected are the ids of the gaps the cycle detected.
+	GapsDetected []string
+	// ProposalsWritten are the skill proposals (5-B) the cycle wrote.
+	ProposalsWritten []string
+	// Contrarian is the contrarian check the cycle made, nil if none.
+	Contrarian *state.ContrarianRecord
 }
+
+// Bounds of the lists a decision-log entry carries: the log is read at
+// the start of every cycle and must stay small.
+const (
+	// ScoresKept is how many rows of the score table an entry keeps.
+	ScoresKept = 100
+	// GapsDetectedKept is how many gap ids, and how many proposal names, an
+	// entry keeps.
+	GapsDetectedKept = 20
+	// PRsCreatedKept is how many created PRs an entry keeps.
+	PRsCreatedKept = 10
+	// DecisionTextMax bounds, in runes, each text an entry copies from
+	// another file (a gap id, a contrarian argument).
+	DecisionTextMax = 500
+)
 
 // ProcessFactor is the 6-C9 process factor of a result type.
 func ProcessFactor(resultType string) float64 {
@@ -158,7 +195,112 @@ func DecisionEntry(f Facts, resultType string, quality float64) state.DecisionEn
 	e.ElapsedSeconds = &el
 	cost := round(f.CostUSD, 4)
 	e.CostUSD = &cost
+	OriginalFields(&e, f)
 	return e
+}
+
+// Stop reasons of a decision-log entry in the original OODA loop's words
+// (its chain stops for these); other stops are named in this program's.
+const (
+	StopConfidence = "confidence_below_threshold"
+	StopPRLimit    = "open_pr_limit"
+	StopHalt       = "halt_detected"
+	StopError      = "error"
+)
+
+// OriginalFields (re)sets the fields of e that the original OODA loop's
+// readers read from f, each present: an empty list or table, or null,
+// where the cycle had nothing to record. DecisionEntry sets them; the
+// engine sets them again once the cycle knows its gaps and its contrarian
+// check.
+func OriginalFields(e *state.DecisionEntry, f Facts) {
+	// Over the cap, the highest scores are the rows worth keeping (ties
+	// by name, so the same table always keeps the same rows).
+	domains := make([]string, 0, len(f.Scores))
+	for d := range f.Scores {
+		domains = append(domains, d)
+	}
+	sort.Slice(domains, func(i, j int) bool {
+		a, b := f.Scores[domains[i]], f.Scores[domains[j]]
+		if a != b {
+			return a > b
+		}
+		return domains[i] < domains[j]
+	})
+	e.Scores = make(map[string]float64, min(len(domains), ScoresKept))
+	for _, d := range domains[:min(len(domains), ScoresKept)] {
+		e.Scores[d] = round(f.Scores[d], 4)
+	}
+	e.ConfidenceAtDecision, e.StopReason, e.ChainStoppedAt, e.ContrarianCheck = nil, nil, nil, nil
+	if f.Domain != "" {
+		e.ConfidenceAtDecision = roundp(f.Confidence)
+	}
+	if f.StopReason != "" {
+		reason := oneLine(f.StopReason)
+		e.StopReason = &reason
+		if at := oneLine(f.ChainStoppedAt); at != "" {
+			e.ChainStoppedAt = &at
+		}
+	}
+	prs := f.PRsCreated
+	if prs == nil && f.PRNumber != nil {
+		prs = []state.CreatedPR{{Number: *f.PRNumber}}
+	}
+	e.PRsCreated = make([]state.CreatedPR, 0, min(len(prs), PRsCreatedKept))
+	for _, p := range prs[:min(len(prs), PRsCreatedKept)] {
+		// A title comes from the forge, whoever wrote it: one line, bounded.
+		for _, t := range []**string{&p.Title, &p.Branch} {
+			if *t != nil {
+				v := clip(oneLine(**t), DecisionTextMax)
+				*t = &v
+			}
+		}
+		e.PRsCreated = append(e.PRsCreated, p)
+	}
+	e.SkillGapsDetected = boundedIDs(f.GapsDetected)
+	e.ProposedSkillsGenerated = boundedIDs(f.ProposalsWritten)
+	if c := f.Contrarian; c != nil {
+		r := *c
+		r.Argument = clip(oneLine(c.Argument), DecisionTextMax)
+		r.AffectedDomain = clip(c.AffectedDomain, DecisionTextMax)
+		r.DominantDomain = clip(c.DominantDomain, DecisionTextMax)
+		r.CounterDomain = clip(c.CounterDomain, DecisionTextMax)
+		r.Validity = clip(c.Validity, DecisionTextMax)
+		// The adjustment applied is the one the check made: a single
+		// domain's delta.
+		r.AdjustmentApplied = nil
+		if r.AffectedDomain != "" {
+			r.AdjustmentApplied = map[string]float64{r.AffectedDomain: r.ScoreAdjustment}
+		}
+		e.ContrarianCheck = &r
+	}
+}
+
+// clip cuts s to at most n runes.
+// boundedIDs is ids as an entry keeps them: one line each, no empty or
+// repeated one, at most GapsDetectedKept, never nil (the original writes []).
+func boundedIDs(ids []string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		id = clip(oneLine(id), DecisionTextMax)
+		if id == "" || seen[id] {
+			continue
+		}
+		if len(out) == GapsDetectedKept {
+			break
+		}
+		seen[id] = true
+		out = append(out, id)
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
 }
 
 func roundp(v *float64) *float64 {

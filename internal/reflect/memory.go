@@ -115,8 +115,8 @@ func CycleRecords(log []state.DecisionEntry, outcomes []state.Outcome) []CycleRe
 			r.Timestamp = t
 		}
 		r.Domain = e.SelectedDomain
-		if e.Score != nil {
-			r.Score = *e.Score
+		if sc := e.DecidedScore(); sc != nil {
+			r.Score = *sc
 		}
 		r.ResultType = e.ResultType
 		r.PRNumber = memClonePtr(e.PRNumber)

@@ -42,21 +42,117 @@ type DecisionEntry struct {
 	// type}]). Kept raw: a mistyped item must not cost the entry, and an
 	// original's value is written back as it was.
 	PRsProcessed json.RawMessage `json:"prs_processed,omitempty"`
+
+	// The fields below are the original OODA loop's record of the same
+	// decision (its state design's decision_log), which its readers (the
+	// status dashboard's Trend column, its weekly episode) use. They are
+	// written on every new entry, null or empty where the cycle had
+	// nothing to say, as the original writes them.
+
+	// Scores is the cycle's score table, {domain: score}; empty when no
+	// scoring pass ran.
+	Scores map[string]float64 `json:"scores"`
+	// ConfidenceAtDecision is the selected domain's confidence when it was
+	// selected; null when nothing was.
+	ConfidenceAtDecision *float64 `json:"confidence_at_decision"`
+	// ChainStoppedAt is the skill the chain stopped at and StopReason why
+	// (confidence_below_threshold, open_pr_limit, halt_detected, error, or
+	// this program's own reason); both null when the chain ran through.
+	ChainStoppedAt *string `json:"chain_stopped_at"`
+	StopReason     *string `json:"stop_reason"`
+	// PRsCreated are the PRs the cycle opened.
+	PRsCreated []CreatedPR `json:"prs_created"`
+	// SkillGapsDetected are the ids of the gaps the cycle detected.
+	SkillGapsDetected []string `json:"skill_gaps_detected"`
+	// ProposedSkillsGenerated are the skill proposals (5-B) the cycle
+	// wrote, by file name without .md.
+	ProposedSkillsGenerated []string `json:"proposed_skills_generated"`
+	// ContrarianCheck is the contrarian check the cycle made, null when
+	// it made none.
+	ContrarianCheck *ContrarianRecord `json:"contrarian_check"`
+
+	// read is the entry as the file held it (nil for a new entry): an
+	// entry this program did not write or change is written back as it
+	// was, with no key added (see readEntry).
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// CreatedPR is one prs_created item of a decision-log entry. Title and
+// branch are null when the cycle did not learn them.
+type CreatedPR struct {
+	Number int     `json:"number"`
+	Title  *string `json:"title"`
+	Branch *string `json:"branch"`
+}
+
+// ContrarianRecord is a decision-log entry's contrarian_check, in both
+// of the original's descriptions of it: the field table's {argument,
+// affected_domain, score_adjustment} and the storage example's
+// {dominant_domain, dominant_frequency, counter_domain, argument,
+// validity, adjustment_applied: {domain: delta}}.
+type ContrarianRecord struct {
+	Argument        string  `json:"argument"`
+	AffectedDomain  string  `json:"affected_domain"`
+	ScoreAdjustment float64 `json:"score_adjustment"`
+	// DominantDomain is the domain the check leans against, and
+	// DominantFrequency how many of the recent decisions it won.
+	DominantDomain    string `json:"dominant_domain,omitempty"`
+	DominantFrequency int    `json:"dominant_frequency,omitempty"`
+	// CounterDomain is AffectedDomain under the storage example's name.
+	CounterDomain string `json:"counter_domain,omitempty"`
+	// Validity is "plausible" when the adjustment was applied.
+	Validity          string             `json:"validity,omitempty"`
+	AdjustmentApplied map[string]float64 `json:"adjustment_applied,omitempty"`
+}
+
+// UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
 func (e *DecisionEntry) UnmarshalJSON(b []byte) error {
 	type alias DecisionEntry
-	return unmarshalKeep(b, (*alias)(e), &e.Extra)
+	*e = DecisionEntry{}
+	if err := unmarshalKeep(b, (*alias)(e), &e.Extra); err != nil {
+		return err
+	}
+	e.read = rememberEntry(b, alias(e.canonical()), e.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an entry read from the file is
+// written as it was read, but for the keys that changed (see readEntry).
 func (e DecisionEntry) MarshalJSON() ([]byte, error) {
 	type alias DecisionEntry
+	return e.read.encode(alias(e.canonical()), e.Extra)
+}
+
+// canonical is the entry as it is encoded: chain_executed is a list, even
+// an empty one (4-B: it must be present).
+func (e DecisionEntry) canonical() DecisionEntry {
 	if e.ChainExecuted == nil {
 		e.ChainExecuted = []string{}
 	}
-	return marshalKeep(alias(e), e.Extra)
+	return e
+}
+
+// DecidedConfidence is the selected domain's confidence at decision: this
+// program's confidence, else the original's confidence_at_decision; nil
+// when the entry records neither.
+func (e DecisionEntry) DecidedConfidence() *float64 {
+	if e.Confidence != nil {
+		return e.Confidence
+	}
+	return e.ConfidenceAtDecision
+}
+
+// DecidedScore is the selected domain's score: this program's score, else
+// the selected domain's row of the original's scores table; nil when the
+// entry records neither.
+func (e DecisionEntry) DecidedScore() *float64 {
+	if e.Score != nil {
+		return e.Score
+	}
+	if v, ok := e.Scores[e.SelectedDomain]; ok && e.SelectedDomain != "" {
+		return &v
+	}
+	return nil
 }
 
 // IsSkip reports whether the entry records a cycle that selected nothing to run.
