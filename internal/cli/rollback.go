@@ -148,16 +148,26 @@ func runRollback(ctx context.Context, g *globals, cycle int, o rollbackOptions) 
 			return err
 		}
 	}
-	// Restore the state the checkpoint kept.
-	if len(cp.StateSnapshot.Confidence) > 0 && string(cp.StateSnapshot.Confidence) != "null" {
-		if err := st.RestoreEvolveFile(state.ConfidenceFile, append(prettyJSON(cp.StateSnapshot.Confidence), '\n')); err != nil {
+	// Restore the state the checkpoint kept. A checkpoint of the
+	// original's may keep its confidence flat against a nested file (its
+	// scores are then set in the file as it is, never flattening it) and
+	// may keep no queue (the queue is then left as it is).
+	if conf, exact, ok := cp.StateSnapshot.RestoreConfidence(snap.Confidence, now); ok {
+		if exact {
+			err = st.RestoreEvolveFile(state.ConfidenceFile, append(prettyJSON(cp.StateSnapshot.Confidence), '\n'))
+		} else {
+			err = st.SaveConfidence(conf)
+		}
+		if err != nil {
 			return err
 		}
 	}
-	q := snap.ActionQueue
-	q.Pending = cp.StateSnapshot.ActionQueue
-	if err := st.SaveActionQueue(q); err != nil {
-		return err
+	if pending, ok := cp.StateSnapshot.Queue(); ok {
+		q := snap.ActionQueue
+		q.Pending = pending
+		if err := st.SaveActionQueue(q); err != nil {
+			return err
+		}
 	}
 	reason := fmt.Sprintf("Rolled back to cycle %d (commit %s) by `ooda config rollback`. Review the project, then run `ooda resume`.", cycle, orNone(cp.CommitSHA))
 	if err := st.WriteHalt(cfg.Safety.HaltFile, reason, now); err != nil {

@@ -273,10 +273,7 @@ func (c *cycle) checkpoint(ctx context.Context, reason string) {
 		}
 	}
 	conf, _ := c.store.RawEvolveFile(state.ConfidenceFile)
-	if len(conf) == 0 {
-		conf = []byte("null")
-	}
-	cp.StateSnapshot = state.Snapshotted{Confidence: json.RawMessage(conf), ActionQueue: append([]state.Action{}, c.snap.ActionQueue.Pending...)}
+	cp.StateSnapshot = state.NewSnapshot(conf, c.snap.ActionQueue.Pending)
 	c.snap.Checkpoints.Add(cp)
 	if err := c.store.SaveCheckpoints(c.snap.Checkpoints); err != nil {
 		c.printf("[WARN] checkpoint not written: %v", err)
@@ -294,17 +291,19 @@ func (c *cycle) lastCheckpoint() (state.Checkpoint, bool) {
 }
 
 // restoreCheckpoint puts confidence.json and the pending actions back as
-// the checkpoint kept them; Step 6 then writes the rest of the record.
+// the checkpoint kept them; Step 6 then writes the rest of the record. A
+// checkpoint of the original's that kept its confidence flat has its
+// scores set in the file as it is (never flattening it), and one that
+// kept no queue leaves the queue as it is.
 func (c *cycle) restoreCheckpoint(cp state.Checkpoint) {
-	if len(cp.StateSnapshot.Confidence) > 0 && string(cp.StateSnapshot.Confidence) != "null" {
-		var conf state.Confidence
-		if json.Unmarshal(cp.StateSnapshot.Confidence, &conf) == nil {
-			c.snap.Confidence = conf
-			c.restoredConfidence = true
-		}
+	if conf, _, ok := cp.StateSnapshot.RestoreConfidence(c.snap.Confidence, c.now); ok {
+		c.snap.Confidence = conf
+		c.restoredConfidence = true
 	}
-	c.snap.ActionQueue.Pending = cp.StateSnapshot.ActionQueue
-	c.restoredQueue = true
+	if q, ok := cp.StateSnapshot.Queue(); ok {
+		c.snap.ActionQueue.Pending = q
+		c.restoredQueue = true
+	}
 }
 
 // openRepo opens the project's repository with git's output bounded by
