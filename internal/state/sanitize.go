@@ -120,6 +120,21 @@ func (s *Store) sanitize(snap *Snapshot) {
 		st.AlertStreaks[d] = v
 	}
 	mc := &snap.Metrics.Counters
+	// The state design's layout keeps the domain counts at the top level
+	// and the streak in a streaks block: a warning names the key the file
+	// has.
+	where := func(key string) string {
+		switch {
+		case key == "domain_executions" && !mc.hasDomains && snap.Metrics.DomainExecutions != nil:
+			return "/domain_executions"
+		case (key == "current_streak" || key == "longest_streak") && !mc.hasStreak && snap.Metrics.Streaks != nil:
+			return "/streaks/" + key
+		}
+		return "/counters/" + key
+	}
+	if mc.TotalChainExecutions != nil {
+		counter(MetricsFile, where("total_chain_executions"), mc.TotalChainExecutions)
+	}
 	for _, c := range []struct {
 		key string
 		v   *int
@@ -135,11 +150,11 @@ func (s *Store) sanitize(snap *Snapshot) {
 		{"current_streak", &mc.CurrentStreak},
 		{"longest_streak", &mc.LongestStreak},
 	} {
-		counter(MetricsFile, "/counters/"+c.key, c.v)
+		counter(MetricsFile, where(c.key), c.v)
 	}
 	for _, d := range sortedKeys(mc.DomainExecutions) {
 		v := mc.DomainExecutions[d]
-		counter(MetricsFile, "/counters/domain_executions/"+escapePointer(d), &v)
+		counter(MetricsFile, where("domain_executions")+"/"+escapePointer(d), &v)
 		mc.DomainExecutions[d] = v
 	}
 
