@@ -350,7 +350,13 @@ func (c *cycle) reconcileMetrics(m state.Metrics, cycle int) (state.Metrics, []s
 		note := fmt.Sprintf("counters.total_cycles is %d after cycle #%d; kept, since state.json's cycle_count (and so the cycle number) may have been reset or recovered low", total, cycle)
 		return m, append([]string{note}, fixes...)
 	}
-	return record.ReconcileMetrics(m, cycle)
+	fixed, notes := record.ReconcileMetrics(m, cycle)
+	if m.New() {
+		// No metrics.json yet (a project that switched without one):
+		// its counters start at the history's count, which is no defect.
+		return fixed, nil
+	}
+	return fixed, notes
 }
 
 // chainStop is where and why this cycle's chain stopped (4-B), for the
