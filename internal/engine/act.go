@@ -299,7 +299,7 @@ func (c *cycle) absorbFailure(f *record.Facts, run skillRun, primary bool) bool 
 		f.Result, f.Error = "error", run.errMsg
 		c.res.SkillError = run.errMsg
 	}
-	c.skillFailed(run.skill, run.errMsg)
+	c.skillFailed(run.domain, run.skill, run.errMsg)
 	return false
 }
 
@@ -526,8 +526,8 @@ func urgentSet(as []state.Alert) map[string]bool {
 // skillFailed records an execution error (4-B): a skill gap, the silent
 // failure counter, and the HALT once it reaches max_silent_failures. The
 // cycle still completes Step 6 so the failure is recorded.
-func (c *cycle) skillFailed(skill, msg string) {
-	c.addGap("execution_error_"+config.SkillKey(skill), "execution_failure", msg)
+func (c *cycle) skillFailed(domain, skill, msg string) {
+	c.addDomainGap(domain, "execution_error_"+config.SkillKey(skill), "execution_failure", msg)
 	c.countFailure("skill executions failed")
 }
 

@@ -356,6 +356,9 @@ func TestStep4B_SilentFailuresHalt(t *testing.T) {
 	if len(gaps.Gaps) != 1 || gaps.Gaps[0].Frequency != 3 || gaps.Gaps[0].Name != "execution_error_fail" || gaps.Gaps[0].Detail != "exit status 1" {
 		t.Errorf("gaps = %+v", gaps)
 	}
+	if g := gaps.Gaps[0]; g.RelatedDomain == nil || *g.RelatedDomain != "only" || g.OODAPhase != "execute" {
+		t.Errorf("the failed skill's gap names no domain, or the wrong phase: %+v", g)
+	}
 	st := loadState(t, dir)
 	if st.ConsecutiveSilentFailures != 3 || st.CycleCount != 3 {
 		t.Errorf("state = %+v", st)

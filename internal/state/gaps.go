@@ -204,6 +204,10 @@ func (s *SkillGaps) Record(ev GapEvent, now time.Time) {
 				g.Description = ev.Detail
 			}
 		}
+		if ev.Domain != "" && g.RelatedDomain == nil && g.has("related_domain") {
+			d := ev.Domain
+			g.RelatedDomain = &d
+		}
 		if g.Resolved {
 			g.Resolved = false
 			if g.ResolvedAt != nil {

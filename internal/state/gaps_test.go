@@ -216,3 +216,22 @@ func TestGap_ProposalNameIsNeverEmptyAndNeverShared(t *testing.T) {
 		t.Errorf("an id-only gap's proposal = %q, want its id", n)
 	}
 }
+
+// A recurring gap whose related_domain was null learns it from the event;
+// one that names a domain keeps it, and one without the key gets none.
+func TestSkillGaps_RecurrenceFillsANullRelatedDomain(t *testing.T) {
+	g := decodeGaps(t, `{"gaps": [
+	  {"id": "gap-a", "frequency": 1, "related_domain": null},
+	  {"id": "gap-b", "frequency": 1, "related_domain": "ux"},
+	  {"name": "c", "frequency": 1}]}`)
+	for _, k := range []string{"gap-a", "gap-b", "c"} {
+		g.Record(GapEvent{Name: k, Domain: "api", Cycle: 3}, testNow)
+	}
+	e := gapEntries(t, g)
+	if string(e[0]["related_domain"]) != `"api"` || string(e[1]["related_domain"]) != `"ux"` {
+		t.Errorf("related_domain: %s, %s", e[0]["related_domain"], e[1]["related_domain"])
+	}
+	if _, ok := e[2]["related_domain"]; ok {
+		t.Errorf("a 5-A gap got related_domain: %v", e[2])
+	}
+}
