@@ -2,6 +2,7 @@ package compat
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,20 +12,29 @@ import (
 )
 
 // status is a re-statement, in Go, of what the original's /ooda-status
-// dashboard reads from the state files (its Step 1 and Step 2). Each
-// field is read the way that reader describes, from the key it names:
-// nothing here knows ooda's own types.
+// dashboard reads from the state files (its Step 1 and Step 2, and the
+// "New columns and rows" notes). Each field is read the way that reader
+// describes, from the key it names: nothing here knows ooda's own types.
 type status struct {
 	cycleCount      int
 	lastCycle       string
 	saturation      int
+	saturationPct   float64            // saturation / config saturation.halt_threshold
 	confidence      map[string]float64 // confidence.json, value per domain
 	pending         int                // action_queue: items with status "pending"
 	proposed        int                // action_queue: items with status "proposed"
 	topAction       string             // highest rice_score
-	totalCycles     int                // metrics.json counters.total_cycles
-	costToday       float64            // cost_ledger total_estimated_usd when date == today
+	oldestDays      float64            // age of the oldest pending action (extracted_at), in days
+	hasOldest       bool
+	totalCycles     int // metrics.json counters.total_cycles
+	velocity        float64
+	hasVelocity     bool
+	costToday       float64 // cost_ledger total_estimated_usd when date == today
 	costDateOK      bool
+	costLimit       float64 // config cost.daily_limit_usd
+	costRate        float64 // $/h: today's spend / hours since midnight UTC
+	alerts          int     // alerts across the domain state files
+	rows            map[string]row
 	episodes        int
 	lastEpisodeWeek string
 	principles      int
@@ -34,13 +44,39 @@ type status struct {
 	interventions   int
 	gapsUnaddressed int // gaps with resolved != true
 	gapsLoopBreak   int // of those, type == "learning_loop_break"
+	reflections     int
+	lastLesson      string
 	qualityMean     float64
 	outcomes        int
 }
 
-func readStatus(t *testing.T, dir string, today string) status {
+// row is one domain's dashboard row. A value the reader cannot find is
+// the dashboard's "—" or "?": has* false, symbol "?".
+type row struct {
+	score    float64
+	hasScore bool
+	conf     float64
+	hasConf  bool
+	trend    string // ↑ ↓ →
+	last     string // Xm, Xh, Xd or —
+	symbol   string // ✓ ⚠ ✗ ?
+}
+
+// ago is the dashboard's time formatting.
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+}
+
+func readStatus(t *testing.T, dir string, now time.Time) status {
 	t.Helper()
 	var s status
+	today := now.UTC().Format("2006-01-02")
 	obj := func(rel string) map[string]json.RawMessage {
 		b, err := os.ReadFile(filepath.Join(dir, rel))
 		if err != nil {
@@ -58,17 +94,40 @@ func readStatus(t *testing.T, dir string, today string) status {
 		_ = json.Unmarshal(raw, &f)
 		return f
 	}
+	// null is the original's "no value", never 0.
+	isNum := func(raw json.RawMessage) bool {
+		var f float64
+		return raw != nil && compact(raw) != "null" && json.Unmarshal(raw, &f) == nil
+	}
 	arr := func(raw json.RawMessage) []map[string]json.RawMessage {
 		var l []map[string]json.RawMessage
 		_ = json.Unmarshal(raw, &l)
 		return l
 	}
+	sub := func(m map[string]json.RawMessage, key string) map[string]json.RawMessage {
+		var o map[string]json.RawMessage
+		_ = json.Unmarshal(m[key], &o)
+		return o
+	}
+	when := func(raw json.RawMessage) (time.Time, bool) {
+		ts, err := time.Parse(time.RFC3339, str(raw))
+		return ts, err == nil
+	}
 
+	cfg := obj("config.json")
 	st := obj(evolve + "/state.json")
 	s.cycleCount = int(num(st["cycle_count"]))
 	s.lastCycle = str(st["last_cycle"])
 	s.saturation = int(num(st["consecutive_observe_only_cycles"]))
-	log := arr(st["decision_log"])
+	// The bar runs toward saturation.halt_threshold, 15 when unset (the
+	// original's 2-A2 default).
+	halt := 15.0
+	if sat := sub(cfg, "saturation"); isNum(sat["halt_threshold"]) {
+		halt = num(sat["halt_threshold"])
+	}
+	s.saturationPct = float64(s.saturation) / halt
+	fullLog := arr(st["decision_log"])
+	log := fullLog
 	if len(log) > 10 {
 		log = log[len(log)-10:]
 	}
@@ -87,7 +146,7 @@ func readStatus(t *testing.T, dir string, today string) status {
 		var m map[string]map[string]json.RawMessage
 		_ = json.Unmarshal(doms, &m)
 		for k, v := range m {
-			if _, ok := v["score"]; ok {
+			if isNum(v["score"]) {
 				s.confidence[k] = num(v["score"])
 			}
 		}
@@ -100,13 +159,73 @@ func readStatus(t *testing.T, dir string, today string) status {
 		}
 	}
 
+	// Trend: the winner's confidence is all decision_log keeps, so a
+	// domain's trend compares its two most recent appearances as
+	// selected_domain, by confidence_at_decision (the state design's
+	// name; the evolve spec's 6-A names it confidence, read when the
+	// former is absent). Fewer than two: →.
+	appear := map[string][]float64{}
+	for _, e := range fullLog {
+		d := str(e["selected_domain"])
+		c := e["confidence_at_decision"]
+		if !isNum(c) {
+			c = e["confidence"]
+		}
+		if d != "" && isNum(c) {
+			appear[d] = append(appear[d], num(c))
+		}
+	}
+
+	// One row per enabled domain; a domain without a status is active.
+	s.rows = map[string]row{}
+	for name, raw := range sub(cfg, "domains") {
+		var d map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &d)
+		if use := str(d["status"]); use == "disabled" || use == "available" {
+			continue
+		}
+		r := row{trend: "→", last: "—", symbol: "?"}
+		if a := appear[name]; len(a) >= 2 {
+			switch delta := a[len(a)-1] - a[len(a)-2]; {
+			case delta > 1e-9:
+				r.trend = "↑"
+			case delta < -1e-9:
+				r.trend = "↓"
+			}
+		}
+		r.conf, r.hasConf = s.confidence[name]
+		if file := str(d["state_file"]); file != "" {
+			ds := obj(file)
+			if isNum(ds["score"]) {
+				r.score, r.hasScore = num(ds["score"]), true
+			}
+			if ts, ok := when(ds["last_run"]); ok {
+				r.last = ago(now.Sub(ts))
+				switch str(ds["status"]) {
+				case "healthy":
+					r.symbol = "✓"
+				case "degraded":
+					r.symbol = "⚠"
+				case "critical", "error":
+					r.symbol = "✗"
+				}
+			}
+			s.alerts += len(arr(ds["alerts"]))
+		}
+		s.rows[name] = r
+	}
+
 	q := obj(evolve + "/action_queue.json")
 	best := -1.0
+	var oldest time.Time
 	for _, list := range []string{"pending", "in_progress", "completed"} {
 		for _, a := range arr(q[list]) {
 			switch str(a["status"]) {
 			case "pending":
 				s.pending++
+				if ts, ok := when(a["extracted_at"]); ok && (oldest.IsZero() || ts.Before(oldest)) {
+					oldest = ts
+				}
 			case "proposed":
 				s.proposed++
 			}
@@ -115,15 +234,30 @@ func readStatus(t *testing.T, dir string, today string) status {
 			}
 		}
 	}
+	if !oldest.IsZero() {
+		s.oldestDays, s.hasOldest = now.Sub(oldest).Hours()/24, true
+	}
 
-	var counters map[string]json.RawMessage
-	_ = json.Unmarshal(obj(evolve + "/metrics.json")["counters"], &counters)
+	// Vel: total_cycles over the days since the first cycle. The
+	// dashboard does not say where the first cycle's time is; the one
+	// place the original writes it is metrics.json first_cycle_at (6-C5:
+	// "Set first_cycle_at if null"), so that is read.
+	metrics := obj(evolve + "/metrics.json")
+	counters := sub(metrics, "counters")
 	s.totalCycles = int(num(counters["total_cycles"]))
+	if first, ok := when(metrics["first_cycle_at"]); ok && now.After(first) {
+		s.velocity, s.hasVelocity = float64(s.totalCycles)/(now.Sub(first).Hours()/24), true
+	}
 
 	l := obj(evolve + "/cost_ledger.json")
 	if str(l["date"]) == today {
 		s.costDateOK = true
 		s.costToday = num(l["total_estimated_usd"])
+	}
+	s.costLimit = num(sub(cfg, "cost")["daily_limit_usd"])
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	if h := now.Sub(midnight).Hours(); h > 0 {
+		s.costRate = s.costToday / h
 	}
 
 	eps := arr(obj(evolve + "/episodes.json")["episodes"])
@@ -151,6 +285,11 @@ func readStatus(t *testing.T, dir string, today string) status {
 				s.gapsLoopBreak++
 			}
 		}
+	}
+	refl := arr(obj(evolve + "/reflections.json")["reflections"])
+	s.reflections = len(refl)
+	if len(refl) > 0 {
+		s.lastLesson = str(refl[len(refl)-1]["lesson"])
 	}
 	outs := arr(obj(evolve + "/outcomes.json")["entries"])
 	for _, o := range outs {
@@ -197,8 +336,8 @@ func statusProject(t *testing.T) (string, []time.Time) {
 // ooda itself acted on.
 func TestCompat_StatusReaderSeesConsistentNumbers(t *testing.T) {
 	dir, times := statusProject(t)
-	s := readStatus(t, dir, "2026-04-14")
 	last := times[len(times)-1]
+	s := readStatus(t, dir, last)
 
 	if s.cycleCount != 4 || s.totalCycles != 4 {
 		t.Errorf("cycle_count %d, metrics counters.total_cycles %d; want 4 and 4", s.cycleCount, s.totalCycles)
@@ -282,8 +421,8 @@ func TestCompat_StatusReaderSeesConsistentNumbers(t *testing.T) {
 // Gaps: the reader breaks out type == "learning_loop_break" (6-C8's
 // cost-ledger auto-patch), whose id is gap-cost-ledger-autopatch-<cycle>.
 func TestCompat_StatusLoopBreakGapCountedByType(t *testing.T) {
-	dir, _ := statusProject(t)
-	s := readStatus(t, dir, "2026-04-14")
+	dir, times := statusProject(t)
+	s := readStatus(t, dir, times[len(times)-1])
 	if s.gapsLoopBreak != 1 {
 		t.Errorf("learning_loop_break gaps by type = %d, want 1", s.gapsLoopBreak)
 	}
