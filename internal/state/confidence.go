@@ -19,14 +19,17 @@ type Confidence struct {
 	Scores map[string]float64
 	nested bool
 	top    map[string]json.RawMessage
-	inner  map[string]map[string]json.RawMessage
 	// orig holds the scores as read, so that an unchanged score keeps its
 	// original spelling (1.0 stays 1.0) and its last_updated.
 	orig map[string]float64
 	// now stamps last_updated on nested entries whose score changed.
 	now time.Time
-	// innerRaw holds the nested domains that are not objects, as read.
-	innerRaw map[string]json.RawMessage
+	// topOrder and domainOrder are the file's keys, and its domains', in
+	// the order the file has them, so a write keeps that order; domainRaw
+	// is each nested domain as read, written back as it was while its
+	// score is unchanged.
+	topOrder, domainOrder []string
+	domainRaw             map[string]json.RawMessage
 	// decodeWarnings say which scores were not read as written.
 	decodeWarnings []string
 }
@@ -68,28 +71,24 @@ func (c *Confidence) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &top); err != nil {
 		return err
 	}
-	*c = Confidence{top: top, Scores: map[string]float64{}, orig: map[string]float64{}}
+	*c = Confidence{top: top, Scores: map[string]float64{}, orig: map[string]float64{}, topOrder: keyOrder(b)}
 	if raw, ok := top["domains"]; ok {
 		var inner map[string]json.RawMessage
 		if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '{' && json.Unmarshal(t, &inner) == nil {
-			c.nested, c.inner = true, map[string]map[string]json.RawMessage{}
+			c.nested = true
+			c.domainOrder, c.domainRaw = keyOrder(t), inner
 			for _, d := range sortedRawKeys(inner) {
 				v := inner[d]
 				ptr := "/domains/" + escapePointer(d)
 				var obj map[string]json.RawMessage
 				if t := bytes.TrimSpace(v); isNull(t) || (t[0] == '{' && json.Unmarshal(t, &obj) == nil) {
-					c.inner[d] = obj
 					if s, ok := obj["score"]; ok {
 						c.readScore(d, s, ptr+"/score")
 					}
 					continue
 				}
-				// Not an object: kept as it is, and read as the score when
-				// it is one.
-				if c.innerRaw == nil {
-					c.innerRaw = map[string]json.RawMessage{}
-				}
-				c.innerRaw[d] = v
+				// Not an object: kept as it is (domainRaw), and read as the
+				// score when it is one.
 				c.readScore(d, v, ptr)
 			}
 			return nil
@@ -159,74 +158,131 @@ func sortedRawKeys(m map[string]json.RawMessage) []string {
 }
 
 // MarshalJSON applies the write rule: update in place in the file's shape,
-// touching only the scores that changed.
+// touching only the scores that changed. The file's keys keep their order,
+// at the top and inside each domain: a changed value is written where it
+// was, a key the file lacked goes at the end, and a domain whose score did
+// not change is written back as it was read.
 func (c Confidence) MarshalJSON() ([]byte, error) {
-	top := map[string]json.RawMessage{}
-	for k, v := range c.top {
-		top[k] = v
-	}
-	if _, ok := top["schema_version"]; !ok {
-		top["schema_version"] = json.RawMessage(`"1.0.0"`)
-	}
 	names := make([]string, 0, len(c.Scores))
 	for d := range c.Scores {
 		names = append(names, d)
 	}
 	sort.Strings(names)
 	changed := func(d string) bool {
+		v, set := c.Scores[d]
 		o, ok := c.orig[d]
-		return !ok || o != c.Scores[d]
+		return set && (!ok || o != v)
+	}
+	top := map[string]json.RawMessage{}
+	for k, v := range c.top {
+		top[k] = v
+	}
+	order := append([]string(nil), c.topOrder...)
+	if _, ok := top["schema_version"]; !ok {
+		top["schema_version"] = json.RawMessage(`"1.0.0"`)
+		order = append(order, "schema_version")
 	}
 	if !c.nested {
 		for _, d := range names {
-			if changed(d) {
-				b, _ := json.Marshal(round4(c.Scores[d]))
-				top[d] = b
+			if !changed(d) {
+				continue
 			}
+			if _, ok := top[d]; !ok {
+				order = append(order, d)
+			}
+			b, _ := json.Marshal(round4(c.Scores[d]))
+			top[d] = b
 		}
-		return json.Marshal(top)
-	}
-	inner := map[string]map[string]json.RawMessage{}
-	for d, obj := range c.inner {
-		cp := map[string]json.RawMessage{}
-		for k, v := range obj {
-			cp[k] = v
-		}
-		inner[d] = cp
+		return writeOrdered(order, top), nil
 	}
 	domains := map[string]json.RawMessage{}
-	for d, raw := range c.innerRaw {
+	for d, raw := range c.domainRaw {
 		domains[d] = raw
 	}
+	dorder := append([]string(nil), c.domainOrder...)
 	for _, d := range names {
 		if !changed(d) {
 			continue
 		}
-		obj, ok := inner[d]
-		if !ok || obj == nil {
-			obj = map[string]json.RawMessage{}
-			inner[d] = obj
+		raw, ok := domains[d]
+		if !ok {
+			dorder = append(dorder, d)
 		}
 		nb, _ := json.Marshal(round4(c.Scores[d]))
-		obj["score"] = nb
+		vals := map[string]json.RawMessage{"score": nb}
 		if !c.now.IsZero() {
-			ts, _ := json.Marshal(FormatTime(c.now))
-			obj["last_updated"] = ts
+			vals["last_updated"], _ = json.Marshal(FormatTime(c.now))
 		}
+		domains[d] = withMembers(raw, vals, []string{"score", "last_updated"})
 	}
-	for d, obj := range inner {
-		ob, err := json.Marshal(obj)
-		if err != nil {
-			return nil, err
-		}
-		domains[d] = ob
+	if _, ok := top["domains"]; !ok {
+		order = append(order, "domains")
 	}
-	ib, err := json.Marshal(domains)
+	top["domains"] = writeOrdered(dorder, domains)
+	return writeOrdered(order, top), nil
+}
+
+// keyOrder lists the keys of the JSON object b in file order, each once
+// (decoding reads a repeated key's last value, which is the one kept).
+func keyOrder(b []byte) []string {
+	keys, _, err := objectMembers(b)
 	if err != nil {
-		return nil, err
+		return nil
 	}
-	top["domains"] = ib
-	return json.Marshal(top)
+	seen := make(map[string]bool, len(keys))
+	out := keys[:0]
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// writeOrdered is the JSON object of vals with its keys in order, each
+// once; a key of order that vals lacks is left out.
+func writeOrdered(order []string, vals map[string]json.RawMessage) []byte {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	first := true
+	write := memberWriter(&buf, &first)
+	seen := make(map[string]bool, len(order))
+	for _, k := range order {
+		if v, ok := vals[k]; ok && !seen[k] {
+			seen[k] = true
+			write(k, bytes.TrimSpace(v))
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// withMembers is the JSON object raw with the members of vals set: a key
+// raw has keeps its place, the others follow in the order of keys. raw
+// not an object (null, a bare score, nothing) gives an object of vals.
+func withMembers(raw json.RawMessage, vals map[string]json.RawMessage, keys []string) json.RawMessage {
+	var order []string
+	cur := map[string]json.RawMessage{}
+	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '{' {
+		if ks, vs, err := objectMembers(t); err == nil {
+			order = keyOrder(t)
+			for i, k := range ks {
+				cur[k] = vs[i]
+			}
+		}
+	}
+	for _, k := range keys {
+		v, ok := vals[k]
+		if !ok {
+			continue
+		}
+		if _, had := cur[k]; !had {
+			order = append(order, k)
+		}
+		cur[k] = v
+	}
+	return writeOrdered(order, cur)
 }
 
 // round4 keeps four decimals, the precision confidence is stored with.

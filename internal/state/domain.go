@@ -121,18 +121,27 @@ type LensItem struct {
 	Confidence float64  `json:"confidence"`
 	Value      *float64 `json:"value,omitempty"`
 	Extra      Extra    `json:"-"`
+
+	// read is the entry as the file held it (nil for a new entry).
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
 func (l *LensItem) UnmarshalJSON(b []byte) error {
 	type alias LensItem
-	return unmarshalKeep(b, (*alias)(l), &l.Extra)
+	*l = LensItem{}
+	if err := unmarshalKeep(b, (*alias)(l), &l.Extra); err != nil {
+		return err
+	}
+	l.read = rememberEntry(b, alias(*l), l.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an entry read from the file is
+// written as it was read, but for the keys that changed (see readEntry).
 func (l LensItem) MarshalJSON() ([]byte, error) {
 	type alias LensItem
-	return marshalKeep(alias(l), l.Extra)
+	return l.read.encode(alias(l), l.Extra)
 }
 
 // Lens is agent/state/<domain>/lens.json.

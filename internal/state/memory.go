@@ -341,18 +341,27 @@ type Reflection struct {
 	Lesson    string `json:"lesson"`
 	Status    string `json:"status"`
 	Extra     Extra  `json:"-"`
+
+	// read is the entry as the file held it (nil for a new entry).
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
 func (r *Reflection) UnmarshalJSON(b []byte) error {
 	type alias Reflection
-	return unmarshalKeep(b, (*alias)(r), &r.Extra)
+	*r = Reflection{}
+	if err := unmarshalKeep(b, (*alias)(r), &r.Extra); err != nil {
+		return err
+	}
+	r.read = rememberEntry(b, alias(*r), r.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an entry read from the file is
+// written as it was read, but for the keys that changed (see readEntry).
 func (r Reflection) MarshalJSON() ([]byte, error) {
 	type alias Reflection
-	return marshalKeep(alias(r), r.Extra)
+	return r.read.encode(alias(r), r.Extra)
 }
 
 // Reflections is reflections.json.
@@ -392,18 +401,27 @@ type Cascade struct {
 	BonusAppliedTo  []string `json:"bonus_applied_to,omitempty"`
 	ResolvedAt      string   `json:"resolved_at,omitempty"`
 	Extra           Extra    `json:"-"`
+
+	// read is the entry as the file held it (nil for a new entry).
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
 func (c *Cascade) UnmarshalJSON(b []byte) error {
 	type alias Cascade
-	return unmarshalKeep(b, (*alias)(c), &c.Extra)
+	*c = Cascade{}
+	if err := unmarshalKeep(b, (*alias)(c), &c.Extra); err != nil {
+		return err
+	}
+	c.read = rememberEntry(b, alias(*c), c.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an entry read from the file is
+// written as it was read, but for the keys that changed (see readEntry).
 func (c Cascade) MarshalJSON() ([]byte, error) {
 	type alias Cascade
-	return marshalKeep(alias(c), c.Extra)
+	return c.read.encode(alias(c), c.Extra)
 }
 
 // Cascades is cascades.json.
@@ -443,18 +461,27 @@ type LensChange struct {
 	Delta      float64  `json:"delta"`
 	Reason     string   `json:"reason"`
 	Extra      Extra    `json:"-"`
+
+	// read is the entry as the file held it (nil for a new entry).
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
 func (l *LensChange) UnmarshalJSON(b []byte) error {
 	type alias LensChange
-	return unmarshalKeep(b, (*alias)(l), &l.Extra)
+	*l = LensChange{}
+	if err := unmarshalKeep(b, (*alias)(l), &l.Extra); err != nil {
+		return err
+	}
+	l.read = rememberEntry(b, alias(*l), l.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an entry read from the file is
+// written as it was read, but for the keys that changed (see readEntry).
 func (l LensChange) MarshalJSON() ([]byte, error) {
 	type alias LensChange
-	return marshalKeep(alias(l), l.Extra)
+	return l.read.encode(alias(l), l.Extra)
 }
 
 // LensChangelog is agent/state/<domain>/lens_changelog.json.

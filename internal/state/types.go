@@ -41,18 +41,27 @@ type Goal struct {
 	Domain         string   `json:"domain,omitempty"`
 	LastActivity   string   `json:"last_activity,omitempty"`
 	Extra          Extra    `json:"-"`
+
+	// read is the entry as the file held it (nil for a new entry).
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
 func (g *Goal) UnmarshalJSON(b []byte) error {
 	type alias Goal
-	return unmarshalKeep(b, (*alias)(g), &g.Extra)
+	*g = Goal{}
+	if err := unmarshalKeep(b, (*alias)(g), &g.Extra); err != nil {
+		return err
+	}
+	g.read = rememberEntry(b, alias(*g), g.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an entry read from the file is
+// written as it was read, but for the keys that changed (see readEntry).
 func (g Goal) MarshalJSON() ([]byte, error) {
 	type alias Goal
-	return marshalKeep(alias(g), g.Extra)
+	return g.read.encode(alias(g), g.Extra)
 }
 
 // ProgressValue is the goal's progress, 0 when unknown.
@@ -104,6 +113,11 @@ type CostEntry struct {
 	// "twelve"): CostLedger sets such an entry aside, and raw keeps it.
 	uncounted string          `json:"-"`
 	raw       json.RawMessage `json:"-"`
+
+	// read is the entry as the file held it (nil for a new entry): an
+	// entry the program did not change is written back as it was, with
+	// its key order, its 0.030 and its "synthetic": false (see readEntry).
+	read *readEntry
 }
 
 // UnmarshalJSON keeps unknown keys. A cycle_id that is not an integer
@@ -119,10 +133,15 @@ func (c *CostEntry) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return err
 	}
+	*c = CostEntry{}
 	if probe.CycleID == nil || isPlainInt(probe.CycleID) {
 		// A missing cycle_id is 0 here, as any missing field; the ledger
 		// sets such an entry aside (see CostLedger.UnmarshalJSON).
-		return unmarshalKeep(b, (*alias)(c), &c.Extra)
+		if err := unmarshalKeep(b, (*alias)(c), &c.Extra); err != nil {
+			return err
+		}
+		c.read = rememberEntry(b, alias(c.canonical()), c.Extra)
+		return nil
 	}
 	// Every other key decodes as usual (tolerantly); cycle_id is read
 	// here instead, by the ledger's own rule.
@@ -140,6 +159,9 @@ func (c *CostEntry) UnmarshalJSON(b []byte) error {
 	if n, ok := cycleNumber(probe.CycleID); ok {
 		c.CycleID, c.cycleIDRead = n, n
 		c.cycleIDRaw = append(json.RawMessage(nil), probe.CycleID...)
+		// Remembered with the number: while it stays the same, the
+		// cycle_id keeps the file's spelling ("6", "#7", 7.0).
+		c.read = rememberEntry(b, alias(c.canonical()), c.Extra)
 		return nil
 	}
 	c.CycleID = 0
@@ -150,17 +172,16 @@ func (c *CostEntry) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes unknown keys back, and a cycle_id read from a string
 // as the file wrote it. An entry set aside by its ledger is written back
-// as it was read.
+// as it was read, and so is any entry read from the file, but for the
+// keys that changed (see readEntry).
 func (c CostEntry) MarshalJSON() ([]byte, error) {
 	type alias CostEntry
 	if c.raw != nil {
 		return c.raw, nil
 	}
-	if c.Chain == nil {
-		c.Chain = []string{}
-	}
-	if c.cycleIDRaw == nil || c.CycleID != c.cycleIDRead {
-		return marshalKeep(alias(c), c.Extra)
+	c = c.canonical()
+	if c.read != nil || c.cycleIDRaw == nil || c.CycleID != c.cycleIDRead {
+		return c.read.encode(alias(c), c.Extra)
 	}
 	// The known keys come first, as for any entry; cycle_id keeps its
 	// place and its original spelling.
@@ -175,6 +196,15 @@ func (c CostEntry) MarshalJSON() ([]byte, error) {
 	}
 	out := append([]byte(`{"cycle_id":`), c.cycleIDRaw...)
 	return append(out, b[len(prefix)-1:]...), nil
+}
+
+// canonical is the entry as it is encoded: chain is a list, even an empty
+// one.
+func (c CostEntry) canonical() CostEntry {
+	if c.Chain == nil {
+		c.Chain = []string{}
+	}
+	return c
 }
 
 // isPlainInt reports whether raw is a JSON integer that fits an int.
@@ -476,18 +506,27 @@ type Outcome struct {
 	ArtifactScore *float64 `json:"artifact_score,omitempty"`
 	CycleMode     string   `json:"cycle_mode,omitempty"`
 	Extra         Extra    `json:"-"`
+
+	// read is the entry as the file held it (nil for a new entry).
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
 func (o *Outcome) UnmarshalJSON(b []byte) error {
 	type alias Outcome
-	return unmarshalKeep(b, (*alias)(o), &o.Extra)
+	*o = Outcome{}
+	if err := unmarshalKeep(b, (*alias)(o), &o.Extra); err != nil {
+		return err
+	}
+	o.read = rememberEntry(b, alias(*o), o.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an entry read from the file is
+// written as it was read, but for the keys that changed (see readEntry).
 func (o Outcome) MarshalJSON() ([]byte, error) {
 	type alias Outcome
-	return marshalKeep(alias(o), o.Extra)
+	return o.read.encode(alias(o), o.Extra)
 }
 
 // Outcomes is agent/state/evolve/outcomes.json.
