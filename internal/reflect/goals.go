@@ -70,7 +70,7 @@ func ApplyProgress(gs state.Goals, measured map[string]Measurement) (state.Goals
 		v := m.Value
 		p := math.Min(math.Max(v/target, 0), 1)
 		p = math.Round(p*10000) / 10000
-		g.CurrentValue, g.Progress = &v, &p
+		g.SetMeasured(v, p)
 		if p >= 1.0 {
 			g.Status = "completed"
 			notes = append(notes, fmt.Sprintf("[Orient] Goal %s completed (%g of %g).", g.ID, v, target))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"strconv"
@@ -28,7 +29,10 @@ func ParseTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// Goal is one goals.json goal.
+// Goal is one goals.json goal. Besides its own shape it reads the state
+// design's {id, name, target, current, …}: Title holds name when the
+// entry has no title, and CurrentValue holds current when it has no
+// current_value; SetMeasured keeps current up to date in such an entry.
 type Goal struct {
 	ID             string   `json:"id"`
 	Title          string   `json:"title,omitempty"`
@@ -53,8 +57,34 @@ func (g *Goal) UnmarshalJSON(b []byte) error {
 	if err := unmarshalKeep(b, (*alias)(g), &g.Extra); err != nil {
 		return err
 	}
+	if g.Title == "" {
+		g.Title = extraString(g.Extra, "name")
+	}
+	if g.CurrentValue == nil {
+		if raw, ok := g.Extra["current"]; ok {
+			var v float64
+			if json.Unmarshal(raw, &v) == nil {
+				g.CurrentValue = &v
+			}
+		}
+	}
 	g.read = rememberEntry(b, alias(*g), g.Extra)
 	return nil
+}
+
+// SetMeasured records a measurement of the goal (2-C): its value and
+// progress, and, in an entry of the state design's shape, its current.
+func (g *Goal) SetMeasured(value, progress float64) {
+	g.CurrentValue, g.Progress = &value, &progress
+	if _, ok := g.Extra["current"]; ok {
+		if b, err := json.Marshal(value); err == nil {
+			// A copy: the goal this one was copied from shares the map.
+			ex := make(Extra, len(g.Extra))
+			maps.Copy(ex, g.Extra)
+			ex["current"] = b
+			g.Extra = ex
+		}
+	}
 }
 
 // MarshalJSON writes unknown keys back; an entry read from the file is
