@@ -73,8 +73,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	// Every cycle that reached Step 6 clears the one-shot adjustments,
 	// whether or not it scored, so a run of implicit-guidance cycles cannot
 	// pile them up. Interventions are counted down only when the scoring
-	// applied them: reflectStep sets them from CountDownInterventions,
-	// which replaces the countdown ConsumeMemos does here.
+	// applied them, by reflectStep (CountDownInterventions).
 	memos := orient.ConsumeMemos(snap.Memos)
 	for _, m := range c.memo {
 		memos.History = appendMemo(memos.History, m)

@@ -98,20 +98,12 @@ func Orient(in Input) Orientation {
 	return o
 }
 
-// ConsumeMemos applies 6-C's memo consumption after a cycle whose scoring
-// applied them: one-shot score adjustments are cleared, each intervention
-// is counted and decremented, and expired ones are removed.
+// ConsumeMemos applies 6-C's consumption of the one-shot score
+// adjustments, which every cycle that reached Step 6 clears. Interventions
+// are left as they are: they count down only on a cycle whose scoring
+// applied them (reflect.CountDownInterventions).
 func ConsumeMemos(m state.Memos) state.Memos {
 	m.ScoreAdjustments = map[string]float64{}
-	kept := make([]state.Intervention, 0, len(m.Interventions))
-	for _, iv := range m.Interventions {
-		iv.AppliedCount++
-		iv.ExpiresAfterCycles--
-		if iv.ExpiresAfterCycles > 0 {
-			kept = append(kept, iv)
-		}
-	}
-	m.Interventions = kept
 	return m
 }
 

@@ -65,7 +65,8 @@ func TestStep6C_ConsumeMemos(t *testing.T) {
 	m := state.Memos{ScoreAdjustments: map[string]float64{"a": 1},
 		Interventions: []state.Intervention{{Domain: "a", Delta: 1, ExpiresAfterCycles: 2}, {Domain: "b", Delta: -10, ExpiresAfterCycles: 1}}}
 	got := ConsumeMemos(m)
-	if len(got.ScoreAdjustments) != 0 || len(got.Interventions) != 1 || got.Interventions[0].ExpiresAfterCycles != 1 || got.Interventions[0].AppliedCount != 1 {
+	// Interventions are counted down by Reflect, on cycles that scored.
+	if len(got.ScoreAdjustments) != 0 || len(got.Interventions) != 2 || got.Interventions[0].ExpiresAfterCycles != 2 || got.Interventions[0].AppliedCount != 0 {
 		t.Errorf("consumed = %+v", got)
 	}
 	if len(m.ScoreAdjustments) != 1 || m.Interventions[0].ExpiresAfterCycles != 2 {
