@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -137,17 +138,17 @@ func FromOutcomes(in OutcomeInput) OutcomeResult {
 			order = append(order, n)
 		}
 	}
-	for i, e := range in.Log {
-		for _, n := range loggedPRs(e.PROutcomes, "pr", fmt.Sprintf("decision_log[%d].pr_outcomes", i), &bad) {
+	for _, e := range in.Log {
+		for _, n := range loggedPRs(e.PROutcomes, "pr", logPath(e.Cycle, "pr_outcomes"), &bad) {
 			logged(n)
 		}
-		for _, n := range loggedPRs(e.PRsProcessed, "number", fmt.Sprintf("decision_log[%d].prs_processed", i), &bad) {
+		for _, n := range loggedPRs(e.PRsProcessed, "number", logPath(e.Cycle, "prs_processed"), &bad) {
 			logged(n)
 		}
 	}
 	for i, b := range bad {
 		if i == maxLogWarnings {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: %d more PR numbers in the decision log could not be read; ignored.", state.StateFile, len(bad)-i))
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: %d more PR numbers in the decision log could not be read; ignored.", evolveStateFile, len(bad)-i))
 			break
 		}
 		out.Warnings = append(out.Warnings, b)
@@ -350,6 +351,16 @@ func syncQueue(in OutcomeInput, out *OutcomeResult) {
 
 func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
+// logPath names a list of the decision-log entry of cycle, as a warning
+// says where it is: by its cycle, since the log's own numbering is not
+// the file's when the file holds elements that are not entries.
+func logPath(cycle int, list string) string {
+	return fmt.Sprintf("%s: the decision_log entry of cycle %d, /%s", evolveStateFile, cycle, list)
+}
+
+// evolveStateFile is state.json as warnings name it, from the project.
+var evolveStateFile = filepath.ToSlash(filepath.Join("agent", "state", "evolve", state.StateFile))
+
 // loggedPRs reads the PR numbers of a decision-log list of outcomes (key
 // names the number: "pr" in pr_outcomes, "number" in prs_processed).
 // Each item is read on its own: a number written as a string ("29",
@@ -362,14 +373,14 @@ func loggedPRs(raw json.RawMessage, key, path string, bad *[]string) []int {
 	}
 	var items []json.RawMessage
 	if json.Unmarshal(raw, &items) != nil {
-		*bad = append(*bad, fmt.Sprintf("%s: %s: %s is not a list; its PRs are not known to be counted.", state.StateFile, path, quoteValue(raw)))
+		*bad = append(*bad, fmt.Sprintf("%s: %s is not a list; its PRs are not known to be counted.", path, quoteValue(raw)))
 		return nil
 	}
 	var out []int
 	for j, it := range items {
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(it, &obj) != nil {
-			*bad = append(*bad, fmt.Sprintf("%s: %s[%d]: %s is not an object; ignored.", state.StateFile, path, j, quoteValue(it)))
+			*bad = append(*bad, fmt.Sprintf("%s/%d: %s is not an object; ignored.", path, j, quoteValue(it)))
 			continue
 		}
 		v, ok := obj[key]
@@ -378,7 +389,7 @@ func loggedPRs(raw json.RawMessage, key, path string, bad *[]string) []int {
 		}
 		n, ok := PRNumber(v)
 		if !ok {
-			*bad = append(*bad, fmt.Sprintf("%s: %s[%d].%s: %s is not a PR number; ignored.", state.StateFile, path, j, key, quoteValue(v)))
+			*bad = append(*bad, fmt.Sprintf("%s/%d/%s: %s is not a PR number; ignored.", path, j, key, quoteValue(v)))
 			continue
 		}
 		out = append(out, n)

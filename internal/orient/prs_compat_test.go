@@ -84,10 +84,10 @@ func TestStep2B_PrsProcessedReadItemByItem(t *testing.T) {
 		t.Errorf("only PR 34 is new: %+v", r.Changes)
 	}
 	want := []string{
-		`state.json: decision_log[0].prs_processed: "not a list" is not a list`,
-		`state.json: decision_log[1].pr_outcomes[1].pr: true is not a PR number; ignored.`,
-		`state.json: decision_log[1].prs_processed[3].number: "abc" is not a PR number; ignored.`,
-		`state.json: decision_log[1].prs_processed[4]: "stray" is not an object; ignored.`,
+		`agent/state/evolve/state.json: the decision_log entry of cycle 3, /prs_processed: "not a list" is not a list`,
+		`agent/state/evolve/state.json: the decision_log entry of cycle 4, /pr_outcomes/1/pr: true is not a PR number; ignored.`,
+		`agent/state/evolve/state.json: the decision_log entry of cycle 4, /prs_processed/3/number: "abc" is not a PR number; ignored.`,
+		`agent/state/evolve/state.json: the decision_log entry of cycle 4, /prs_processed/4: "stray" is not an object; ignored.`,
 	}
 	joined := strings.Join(r.Warnings, "\n")
 	for _, w := range want {
@@ -95,7 +95,7 @@ func TestStep2B_PrsProcessedReadItemByItem(t *testing.T) {
 			t.Errorf("missing warning %q in:\n%s", w, joined)
 		}
 	}
-	if !strings.Contains(joined, "decision_log[1].prs_processed[7].number: 2.5") {
+	if !strings.Contains(joined, "the decision_log entry of cycle 4, /prs_processed/7/number: 2.5") {
 		t.Errorf("a fractional number is no PR:\n%s", joined)
 	}
 	if len(r.Warnings) != 5 {

@@ -34,3 +34,20 @@ func TestCostLedger_UnreadableElementBeforeAnEntryWithoutCycleID(t *testing.T) {
 		}
 	}
 }
+
+// A warning about a value in a ledger entry names the entry as the file
+// numbers it, also after an entry set aside (no cycle id) or an element
+// that is not an entry: it named /entries/1 for the file's /entries/3.
+func TestCostLedger_WarningsNumberEntriesAsTheFileDoes(t *testing.T) {
+	s := New(t.TempDir())
+	writeFile(t, s.EvolvePath(CostLedgerFile), `{"date": "2026-04-14", "entries": [{"cycle_id": 1, "estimated_usd": 0.01},
+	  {"cycle_id": null, "estimated_usd": 0.01}, "junk", {"cycle_id": 3, "estimated_usd": "0.05"}], "total_estimated_usd": 0.07}`)
+	snap, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(snap.Warnings, "\n")
+	if !strings.Contains(all, `/entries/3/estimated_usd: "0.05"`) || !strings.Contains(all, "/entries/1/cycle_id: null") {
+		t.Errorf("warnings:\n%s", all)
+	}
+}

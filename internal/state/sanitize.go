@@ -188,7 +188,35 @@ func (s *Store) sanitize(snap *Snapshot) {
 			st.CycleCount = high
 			s.recoveredCycle = high
 		}
+	case c == 0:
+		// Missing, null or 0 with a history elsewhere (a hand edit, a
+		// tool that dropped the key): the next cycle is not a first one.
+		if high := completedBelow(st, s.highestCycle(snap)); high > 0 {
+			warn(StateFile, "/cycle_count", "is missing or 0, but cycle %d is recorded; using %d, the highest cycle recorded in %s", high, high, sources)
+			st.CycleCount = high
+			s.recoveredCycle = high
+		}
+	default:
+		// Never lowered below a cycle the loaded files record: numbering
+		// the next cycle below it would reuse that cycle's id.
+		if high := completedBelow(st, loadedHighestCycle(snap)); high > c {
+			warn(StateFile, "/cycle_count", "%d is below cycle %d, which the decision log, outcomes, cost ledger, checkpoints or reflections record; using %d", c, high, high)
+			st.CycleCount = high
+			s.recoveredCycle = high
+		}
 	}
+}
+
+// completedBelow is the count the highest recorded cycle high implies.
+// A cycle killed in Step 6 has written some of its records (state.json
+// comes last) and is numbered again by crash recovery (0-C): with the
+// crash flag set, the newest recorded cycle is that one, not a completed
+// one.
+func completedBelow(st *State, high int) int {
+	if st.CycleInProgress && high > 0 {
+		return high - 1
+	}
+	return high
 }
 
 // MaxCounter bounds cycle_count and every counter of state.json and
@@ -232,7 +260,14 @@ func sortedKeys(m map[string]int) []string {
 // highestCycle is the highest cycle id recorded in the snapshot or at the
 // end of the cycle log, or 0. Ids beyond MaxCounter are not cycles.
 func (s *Store) highestCycle(snap *Snapshot) int {
-	high := max(s.cycleLogTailHigh(), s.changelogHigh())
+	return max(s.cycleLogTailHigh(), s.changelogHigh(), loadedHighestCycle(snap))
+}
+
+// loadedHighestCycle is the highest cycle id the loaded files record (the
+// decision log, outcomes, the cost ledger, checkpoints, reflections), or
+// 0: what every cycle can check without reading more.
+func loadedHighestCycle(snap *Snapshot) int {
+	high := 0
 	take := func(c int) {
 		if c > high && c <= MaxCounter {
 			high = c

@@ -420,6 +420,22 @@ func looseWarnings(v any, limit int) []string {
 // walkLoose visits every struct reachable from v (through pointers,
 // slices and maps, by JSON names) and reports the values its Extra keeps
 // for its own fields, with their pointers.
+// filePositioner is a file's type that numbers the elements of a list
+// field as the file does, when it keeps some of them apart (the cost
+// ledger's entries without a cycle id): nil when the numbering is the
+// list's own.
+type filePositioner interface {
+	filePositions(field string) []int
+}
+
+func asFilePositioner(v reflect.Value) (filePositioner, bool) {
+	if !v.CanInterface() {
+		return nil, false
+	}
+	fp, ok := v.Interface().(filePositioner)
+	return fp, ok
+}
+
 func walkLoose(v reflect.Value, ptr string, report func(ptr, msg string)) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
@@ -456,6 +472,14 @@ func walkLoose(v reflect.Value, ptr string, report func(ptr, msg string)) {
 				continue
 			}
 			fv := v.Field(f.index)
+			if fp, ok := asFilePositioner(v); ok && fv.Kind() == reflect.Slice {
+				if at := fp.filePositions(f.name); at != nil {
+					for i := 0; i < fv.Len(); i++ {
+						walkLoose(fv.Index(i), ptr+config.Pointer(f.name)+"/"+strconv.Itoa(at[i]), report)
+					}
+					continue
+				}
+			}
 			if raw, ok := keptRaw[f.index]; ok && fv.Kind() == reflect.Slice {
 				// The elements read from a list partly read are numbered
 				// as the file numbers them.

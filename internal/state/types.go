@@ -301,6 +301,19 @@ type CostLedger struct {
 	// differently from the file, as "<JSON pointer>: <reason>".
 	asideEntries   []asideEntry `json:"-"`
 	decodeWarnings []string     `json:"-"`
+	// entryAt is the place in the file's entries array of each of
+	// Entries, when entries set aside or elements that are not entries
+	// make the two differ (nil when they do not), so that a warning about
+	// a value in an entry names the entry as the file numbers it.
+	entryAt []int
+}
+
+// filePositions gives walkLoose the file's numbering of Entries.
+func (c CostLedger) filePositions(field string) []int {
+	if field == "entries" && len(c.entryAt) == len(c.Entries) {
+		return c.entryAt
+	}
+	return nil
 }
 
 // asideEntry is a cost entry kept out of Entries, with its position.
@@ -323,6 +336,7 @@ func (c *CostLedger) UnmarshalJSON(b []byte) error {
 	}
 	var warns []string
 	kept := c.Entries[:0:0]
+	var keptAt []int
 	asideUSD := 0.0
 	// The file's entries that read as entries, and their places in the
 	// file: an element that is not an entry (a string) is left out of
@@ -383,6 +397,17 @@ func (c *CostLedger) UnmarshalJSON(b []byte) error {
 			warns = append(warns, fmt.Sprintf("%s: %s is not an integer; read as cycle %d", pointer(), showJSONValue(e.cycleIDRaw), e.CycleID))
 		}
 		kept = append(kept, e)
+		keptAt = append(keptAt, i)
+	}
+	if _, partly := c.Extra["entries"]; partly || len(c.asideEntries) > 0 {
+		// Entries no longer numbers the entries as the file does.
+		c.entryAt = make([]int, len(keptAt))
+		for j, i := range keptAt {
+			c.entryAt[j] = i
+			if raws() == nil && i < len(fileIndex) {
+				c.entryAt[j] = fileIndex[i]
+			}
+		}
 	}
 	if len(c.asideEntries) > 0 {
 		c.Entries = kept
