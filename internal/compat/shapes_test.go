@@ -159,6 +159,17 @@ func TestCompat_ActionQueueInProgressInsidePending(t *testing.T) {
 	if !found {
 		t.Errorf("no action_requeued memo for the stalled item:\n%s", memos.raw)
 	}
+	// The cycle wrote a memo: its decision-log entry says so and
+	// last_memo is that memo, as the original's readers expect; and
+	// prs_processed is an empty list, as the original writes it.
+	if lm := memos.at("last_memo"); str(field(lm, "type")) != "action_requeued" {
+		t.Errorf("last_memo = %s, want the action_requeued memo", compact(lm))
+	}
+	log := load(t, dir, evolve+"/state.json").list("decision_log")
+	e := log[len(log)-1]
+	if compact(field(e, "memo_written")) != "true" || compact(field(e, "prs_processed")) != "[]" {
+		t.Errorf("memo_written %s, prs_processed %s; want true and []", field(e, "memo_written"), field(e, "prs_processed"))
+	}
 }
 
 // The legacy queue shapes — a plain array, and {"actions": [...]} — are

@@ -311,7 +311,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 
 	// 0-A: HALT check.
 	if halted, reason := c.store.HaltExists(cfg.Safety.HaltFile); halted {
-		c.printf("[HALT] Agent stopped. Reason: %s", reason)
+		c.printf("[HALT] Agent stopped. Reason: %s", state.HaltLine(reason))
 		c.printf("Remove to resume: rm %s  (or: ooda resume)", cfg.Safety.HaltFile)
 		c.res.Status, c.res.Reason = StatusHalted, ReasonHalt
 		return *c.res, nil
@@ -672,7 +672,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		return c.interrupted(w.Skill)
 	}
 	if halted, reason := c.store.HaltExists(cfg.Safety.HaltFile); halted {
-		c.printf("[HALT] HALT file appeared before execution. Reason: %s", reason)
+		c.printf("[HALT] HALT file appeared before execution. Reason: %s", state.HaltLine(reason))
 		c.res.Status, c.res.Reason = StatusHalted, ReasonHalt
 		return c.abandon()
 	}

@@ -119,8 +119,10 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	// The same record in the original's shape, so that after a switch
 	// back the original does not count these PRs a second time.
 	entry.PRsProcessed = prsProcessedJSON(c.outc.Changes)
-	written := c.memoWritten || len(c.memo) > 0
-	entry.MemoWritten = &written
+	if entry.PRsProcessed == nil {
+		// The original writes an empty list, and its readers expect one.
+		entry.PRsProcessed = json.RawMessage("[]")
+	}
 	c.res.Result, c.res.ResultType, c.res.Quality, c.res.PRNumber = f.Result, resultType, &quality, f.PRNumber
 	c.res.WinnerChain = f.Chain
 
@@ -154,6 +156,17 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	outcomes := record.AppendOutcome(prior, record.Outcome(f, resultType, quality), cfg.Memory.OutcomesBufferSize)
 	line := record.CycleLogLine(f, resultType, quality)
 	c.rememberWeek(&f, log, outcomes.Entries, conf, &memos)
+	// memo_written and last_memo, once every memo of the cycle is written
+	// (Reflect's adjustments and interventions, and the history memos of
+	// every step: a requeued action, a contrarian check, a lens review).
+	written := c.memoWritten || len(c.memo) > 0
+	if m, ok := lastMemoOf(memos.History, f.Cycle); ok {
+		written = true
+		if b, err := m.MarshalJSON(); err == nil {
+			memos.LastMemo = b
+		}
+	}
+	entry.MemoWritten = &written
 	f.Contrarian = contrarianOf(memos, f.Cycle, log)
 
 	// No float that overflowed (a score from an extreme weight, a total
@@ -356,6 +369,16 @@ func (c *cycle) reconcileMetrics(m state.Metrics, cycle int) (state.Metrics, []s
 		return fixed, nil
 	}
 	return fixed, notes
+}
+
+// lastMemoOf is the newest history memo cycle wrote.
+func lastMemoOf(h []state.Memo, cycle int) (state.Memo, bool) {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Cycle == cycle {
+			return h[i], true
+		}
+	}
+	return state.Memo{}, false
 }
 
 // chainStop is where and why this cycle's chain stopped (4-B), for the

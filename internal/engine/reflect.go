@@ -106,7 +106,7 @@ func (c *cycle) reflectStep(ctx context.Context, f *record.Facts, dec decide.Dec
 		prs = append(prs, reflect.PROutcome{PR: ch.PR, Domain: ch.Domain, Outcome: ch.Outcome})
 	}
 	m, mr := reflect.WriteMemos(*memos, reflect.MemoInput{Now: c.now, Config: cfg, Cycle: f.Cycle, CycleCount: f.Cycle, Log: log, PROutcomes: prs})
-	c.memoWritten = len(mr.Adjustments) > 0 || len(mr.Interventions) > 0
+	c.memoWritten = c.memoWritten || len(mr.Adjustments) > 0 || len(mr.Interventions) > 0
 	for _, n := range mr.Notes {
 		c.printf("%s", n)
 	}

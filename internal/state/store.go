@@ -554,6 +554,19 @@ func (s *Store) HaltExists(haltFile string) (bool, string) {
 	return true, strings.TrimSpace(string(b))
 }
 
+// HaltLine is a HALT file's content on one line, its lines joined with
+// "; " (the reason, then "created_at: ..."), for a one-line message: shown
+// as it is, the line break would print escaped, as "\n".
+func HaltLine(content string) string {
+	var parts []string
+	for _, l := range strings.Split(content, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // WriteHalt creates (or replaces) the HALT file with the reason and a UTC timestamp.
 func (s *Store) WriteHalt(haltFile, reason string, now time.Time) error {
 	content := fmt.Sprintf("%s\ncreated_at: %s\n", strings.TrimSpace(reason), FormatTime(now))
