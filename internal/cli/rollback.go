@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -149,12 +150,13 @@ func runRollback(ctx context.Context, g *globals, cycle int, o rollbackOptions) 
 		}
 	}
 	// Restore the state the checkpoint kept. A checkpoint of the
-	// original's may keep its confidence flat against a nested file (its
-	// scores are then set in the file as it is, never flattening it) and
-	// may keep no queue (the queue is then left as it is).
+	// original's may keep its confidence flat, perhaps only some scores
+	// (they are then set in the file as it is, never flattening it nor
+	// dropping a key), and may keep no queue (the queue is then left as it
+	// is); every action ends in one list (state.Checkpoint.RestoreQueue).
 	if conf, exact, ok := cp.StateSnapshot.RestoreConfidence(snap.Confidence, now); ok {
 		if exact {
-			err = st.RestoreEvolveFile(state.ConfidenceFile, append(prettyJSON(cp.StateSnapshot.Confidence), '\n'))
+			err = st.RestoreEvolveFile(state.ConfidenceFile, append(indentJSON(cp.StateSnapshot.Confidence), '\n'))
 		} else {
 			err = st.SaveConfidence(conf)
 		}
@@ -162,9 +164,7 @@ func runRollback(ctx context.Context, g *globals, cycle int, o rollbackOptions) 
 			return err
 		}
 	}
-	if pending, ok := cp.StateSnapshot.Queue(); ok {
-		q := snap.ActionQueue
-		q.Pending = pending
+	if q, ok := cp.RestoreQueue(snap.ActionQueue); ok {
 		if err := st.SaveActionQueue(q); err != nil {
 			return err
 		}
@@ -268,16 +268,14 @@ func rollbackRel(root, p string) string {
 	return p
 }
 
-func prettyJSON(b []byte) []byte {
-	var v any
-	if json.Unmarshal(b, &v) != nil {
+// indentJSON is b indented, its keys in the order b has them (the file's
+// own order, which a restore keeps).
+func indentJSON(b []byte) []byte {
+	var out bytes.Buffer
+	if json.Indent(&out, bytes.TrimSpace(b), "", "  ") != nil {
 		return b
 	}
-	out, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return b
-	}
-	return out
+	return out.Bytes()
 }
 
 func shortSHA(s string) string {

@@ -273,7 +273,10 @@ func (c *cycle) checkpoint(ctx context.Context, reason string) {
 		}
 	}
 	conf, _ := c.store.RawEvolveFile(state.ConfidenceFile)
-	cp.StateSnapshot = state.NewSnapshot(conf, c.snap.ActionQueue.Pending)
+	// The file tells which of the actions in progress it keeps inside
+	// pending[]: the snapshot holds them too, as the original's does.
+	queue, _ := c.store.RawEvolveFile(state.ActionQueueFile)
+	cp.StateSnapshot = state.SnapshotOf(conf, c.snap.ActionQueue, queue)
 	c.snap.Checkpoints.Add(cp)
 	if err := c.store.SaveCheckpoints(c.snap.Checkpoints); err != nil {
 		c.printf("[WARN] checkpoint not written: %v", err)
@@ -292,16 +295,17 @@ func (c *cycle) lastCheckpoint() (state.Checkpoint, bool) {
 
 // restoreCheckpoint puts confidence.json and the pending actions back as
 // the checkpoint kept them; Step 6 then writes the rest of the record. A
-// checkpoint of the original's that kept its confidence flat has its
-// scores set in the file as it is (never flattening it), and one that
-// kept no queue leaves the queue as it is.
+// flat confidence snapshot (the original's) has its scores set in the
+// file as it is (never flattening it nor dropping a key), a checkpoint
+// that kept no queue leaves the queue as it is, and restoring the queue
+// leaves every action in one list (see state.Checkpoint.RestoreQueue).
 func (c *cycle) restoreCheckpoint(cp state.Checkpoint) {
 	if conf, _, ok := cp.StateSnapshot.RestoreConfidence(c.snap.Confidence, c.now); ok {
 		c.snap.Confidence = conf
 		c.restoredConfidence = true
 	}
-	if q, ok := cp.StateSnapshot.Queue(); ok {
-		c.snap.ActionQueue.Pending = q
+	if q, ok := cp.RestoreQueue(c.snap.ActionQueue); ok {
+		c.snap.ActionQueue = q
 		c.restoredQueue = true
 	}
 }

@@ -60,7 +60,12 @@ type Snapshotted struct {
 	// kept a list at all (an empty one included).
 	ActionQueue []Action `json:"-"`
 	HasQueue    bool     `json:"-"`
-	Extra       Extra    `json:"-"`
+	// InProgressIDs are the ids of the actions in progress at the
+	// checkpoint (action_queue_in_progress_ids, which only ooda writes):
+	// a rollback keeps such an action when it is pending by then, as it
+	// existed before the checkpoint.
+	InProgressIDs []string `json:"-"`
+	Extra         Extra    `json:"-"`
 	// raw and enc are the snapshot as read and its encoding then: an
 	// unchanged snapshot is written back as it was.
 	raw, enc []byte
@@ -75,9 +80,84 @@ func NewSnapshot(confidence []byte, pending []Action) Snapshotted {
 	return Snapshotted{Confidence: json.RawMessage(confidence), ActionQueue: append([]Action{}, pending...), HasQueue: true}
 }
 
+// SnapshotOf is the snapshot a checkpoint takes of confidence.json (its
+// bytes, or nil) and of the queue q, read from queueFile (the bytes of
+// action_queue.json, or nil). The pending actions kept are what the
+// file's pending[] holds, as q has them now: q's pending actions, then
+// those q has in progress because the file keeps them inside pending[]
+// marked "in_progress" (as the original's implementation skill leaves
+// them) — the list the original's own checkpoint takes. The ids of the
+// other actions in progress are kept beside it.
+func SnapshotOf(confidence []byte, q ActionQueue, queueFile []byte) Snapshotted {
+	filed := filedPendingIDs(queueFile)
+	inPending := map[string]bool{}
+	for _, a := range q.Pending {
+		inPending[a.ID] = true
+	}
+	var marked []Action
+	ids := []string{}
+	for _, a := range q.InProgress {
+		if _, ok := filed[a.ID]; ok && a.ID != "" && !inPending[a.ID] && a.Status == actionStatusInProgress {
+			inPending[a.ID] = true
+			marked = append(marked, a)
+			continue
+		}
+		if a.ID != "" {
+			ids = append(ids, a.ID)
+		}
+	}
+	// Each marked action goes where the file has it: before the first
+	// pending action the file has after it.
+	sort.SliceStable(marked, func(i, j int) bool { return filed[marked[i].ID] < filed[marked[j].ID] })
+	pending := make([]Action, 0, len(q.Pending)+len(marked))
+	for _, a := range q.Pending {
+		if at, ok := filed[a.ID]; ok {
+			for len(marked) > 0 && filed[marked[0].ID] < at {
+				pending, marked = append(pending, marked[0]), marked[1:]
+			}
+		}
+		pending = append(pending, a)
+	}
+	s := NewSnapshot(confidence, append(pending, marked...))
+	if len(ids) > 0 {
+		s.InProgressIDs = ids
+	}
+	return s
+}
+
+// filedPendingIDs maps the id of each action in the pending[] of an
+// action_queue.json (its bytes), read as the queue reads it, to its place
+// there (the first, for an id there twice).
+func filedPendingIDs(file []byte) map[string]int {
+	ids := map[string]int{}
+	t := bytes.TrimSpace(file)
+	if len(t) == 0 || t[0] != '{' {
+		return ids
+	}
+	keys, vals, err := objectMembers(t)
+	if err != nil {
+		return ids
+	}
+	for i, k := range keys {
+		if k != "pending" {
+			continue
+		}
+		items, _, _ := readList[Action](vals[i])
+		for j, a := range items {
+			if _, dup := ids[a.ID]; !dup {
+				ids[a.ID] = j
+			}
+		}
+	}
+	return ids
+}
+
 // snapshotKeys are the keys Snapshotted reads; any other key is kept in
 // Extra.
 var snapshotKeys = map[string]bool{"confidence": true, "action_queue": true, "action_queue_pending": true}
+
+// inProgressIDsKey is where ooda's snapshots keep InProgressIDs.
+const inProgressIDsKey = "action_queue_in_progress_ids"
 
 // UnmarshalJSON reads either key of the pending actions (the state
 // design's action_queue_pending first), each action on its own.
@@ -97,6 +177,7 @@ func (s *Snapshotted) UnmarshalJSON(b []byte) error {
 			s.Confidence = vals[i]
 		case snapshotKeys[k]:
 			lists[k] = vals[i]
+		case k == inProgressIDsKey && readIDs(vals[i], &s.InProgressIDs):
 		default:
 			if s.Extra == nil {
 				s.Extra = Extra{}
@@ -157,6 +238,13 @@ func (s Snapshotted) encode() ([]byte, error) {
 		write("action_queue", b)
 		write("action_queue_pending", b)
 	}
+	if s.InProgressIDs != nil {
+		b, err := marshalNoEscape(s.InProgressIDs)
+		if err != nil {
+			return nil, err
+		}
+		write(inProgressIDsKey, b)
+	}
 	keys := make([]string, 0, len(s.Extra))
 	for k := range s.Extra {
 		keys = append(keys, k)
@@ -169,19 +257,95 @@ func (s Snapshotted) encode() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// readIDs reads raw as a list of ids into ids; false (ids untouched) when
+// it is not an array of strings.
+func readIDs(raw json.RawMessage, ids *[]string) bool {
+	var l []string
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '[' || json.Unmarshal(t, &l) != nil {
+		return false
+	}
+	*ids = l
+	return true
+}
+
 // Queue is the pending actions to restore, and whether the snapshot kept
 // a list of them at all.
 func (s Snapshotted) Queue() ([]Action, bool) {
 	return append([]Action{}, s.ActionQueue...), s.HasQueue
 }
 
+// RestoreQueue is the queue a rollback to c leaves, given cur, the queue
+// there is now; ok is false when the snapshot kept no list of pending
+// actions (the queue is then left as it is). After it every action is in
+// one list, and none that existed at the checkpoint is lost:
+//
+//   - pending is the snapshot's list, in its order, each action as it was
+//     kept; those actions leave in_progress and completed, since the
+//     rollback undoes what moved them there;
+//   - an action pending now that the snapshot does not hold stays pending
+//     (after them) when it existed at the checkpoint: it was in progress
+//     then (InProgressIDs) or was extracted before the checkpoint's
+//     timestamp. Any other one was added since and is dropped with the
+//     rest of what the rollback undoes, as the original drops it (the
+//     original's checkpoints keep no InProgressIDs, so there an action
+//     without extracted_at requeued since cannot be told from one added);
+//   - in_progress and completed otherwise stay as they are.
+func (c Checkpoint) RestoreQueue(cur ActionQueue) (q ActionQueue, ok bool) {
+	kept, ok := c.StateSnapshot.Queue()
+	if !ok {
+		return cur, false
+	}
+	restored := map[string]bool{}
+	pending := make([]Action, 0, len(kept)+len(cur.Pending))
+	for _, a := range kept {
+		if a.ID != "" {
+			if restored[a.ID] {
+				continue
+			}
+			restored[a.ID] = true
+		}
+		pending = append(pending, a)
+	}
+	wasInProgress := map[string]bool{}
+	for _, id := range c.StateSnapshot.InProgressIDs {
+		wasInProgress[id] = true
+	}
+	then, thenOK := ParseTime(c.Timestamp)
+	existed := func(a Action) bool {
+		if a.ID != "" && wasInProgress[a.ID] {
+			return true
+		}
+		at, ok := ParseTime(a.ExtractedAt)
+		return ok && thenOK && at.Before(then)
+	}
+	for _, a := range cur.Pending {
+		if (a.ID == "" || !restored[a.ID]) && existed(a) {
+			pending = append(pending, a)
+		}
+	}
+	without := func(l []Action) []Action {
+		out := make([]Action, 0, len(l))
+		for _, a := range l {
+			if a.ID == "" || !restored[a.ID] {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	q = cur
+	q.Pending, q.InProgress, q.Completed = pending, without(cur.InProgress), without(cur.Completed)
+	return q, true
+}
+
 // RestoreConfidence is the confidence a rollback puts back, given cur, the
 // confidence.json there is now. ok is false when the snapshot kept none.
-// A snapshot in cur's shape (or with no file now) is restored as it is,
-// and exact says so: its bytes are the file to write. A snapshot in the
-// other shape (the original's flat {domain: score} against a nested file)
-// has its scores set in cur, which keeps its shape and every other field:
-// restoring must never flatten the file.
+// A nested snapshot against a nested file (a copy of the whole file), or
+// any snapshot when there is no file now, is restored as it is, and exact
+// says so: its bytes are the file to write. A flat {domain: score}
+// snapshot — the original's, which may hold only some of the scores — or
+// a snapshot in the other shape has its scores set in cur, which keeps
+// its shape, its key order and every other key: restoring never flattens
+// the file nor drops a key from it.
 func (s Snapshotted) RestoreConfidence(cur Confidence, now time.Time) (conf Confidence, exact, ok bool) {
 	t := bytes.TrimSpace(s.Confidence)
 	if len(t) == 0 || t[0] != '{' {
@@ -191,7 +355,7 @@ func (s Snapshotted) RestoreConfidence(cur Confidence, now time.Time) (conf Conf
 	if json.Unmarshal(t, &kept) != nil {
 		return cur, false, false
 	}
-	if cur.top == nil || kept.Nested() == cur.Nested() {
+	if cur.top == nil || (kept.Nested() && cur.Nested()) {
 		return kept, true, true
 	}
 	conf = cur
