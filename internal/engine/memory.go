@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -38,12 +39,8 @@ func (c *cycle) rememberWeek(f *record.Facts, log []state.DecisionEntry, outcome
 		t, ok := state.ParseTime(ts)
 		return ok && !t.Before(from) && t.Before(to)
 	}
-	contrarian, gaps := 0, 0
-	for _, ts := range st.ContrarianChecks {
-		if within(ts) {
-			contrarian++
-		}
-	}
+	contrarian := weekContrarianChecks(st.ContrarianChecks, log, within)
+	gaps := 0
 	for _, g := range snap.SkillGaps.Gaps {
 		if within(g.FirstSeenAt()) {
 			gaps++
@@ -126,6 +123,48 @@ func (c *cycle) rememberWeek(f *record.Facts, log []state.DecisionEntry, outcome
 		memos.History = appendMemo(memos.History, state.Memo{Timestamp: state.FormatTime(c.now), Cycle: f.Cycle, Domain: d, Type: "lens_review", Message: msg})
 		c.printf("[Reflect] %s", msg)
 	}
+}
+
+// weekContrarianChecks counts the contrarian checks made in the week
+// within accepts. This program keeps the instants of its checks in
+// state.json (checks, up to 100); the original OODA loop records a check
+// as a non-null contrarian_check in the cycle's decision-log entry, which
+// this program's entries now carry too. A check is counted once by its
+// instant: an entry's timestamp is the instant its cycle recorded the
+// check, the same as the one in checks, so an entry of this program is not
+// counted twice, and one whose instant checks no longer holds still counts.
+func weekContrarianChecks(checks []string, log []state.DecisionEntry, within func(string) bool) int {
+	seen := map[time.Time]bool{}
+	n := 0
+	count := func(ts string) {
+		t, ok := state.ParseTime(ts)
+		if !ok || !within(ts) || seen[t] {
+			return
+		}
+		seen[t] = true
+		n++
+	}
+	for _, ts := range checks {
+		count(ts)
+	}
+	for _, e := range log {
+		if recordsContrarianCheck(e) {
+			count(e.Timestamp)
+		}
+	}
+	return n
+}
+
+// recordsContrarianCheck says whether a decision-log entry records a
+// contrarian check: a contrarian_check object (null, the original's "no
+// check", is none). An object this program could not read field by field
+// (a member of the wrong type) is kept aside as written and still counts.
+func recordsContrarianCheck(e state.DecisionEntry) bool {
+	if e.ContrarianCheck != nil {
+		return true
+	}
+	raw := bytes.TrimSpace(e.Extra["contrarian_check"])
+	return len(raw) > 0 && raw[0] == '{'
 }
 
 // saveMemory writes what rememberWeek changed.

@@ -1,6 +1,8 @@
 package orient
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"github.com/ooda-loop/ooda/internal/config"
@@ -110,12 +112,12 @@ type Saturation struct {
 }
 
 // SaturationCheck is 2-A2: it evaluates the previous completed cycle (the
-// newest decision-log entry), never the one in flight. had_output true
-// resets the counter; anything else increments it — a futile or
-// observe-only cycle, and also a skip (all scores below the minimum, goals
-// met and idle, the confidence gate) or a blocked skill, whose entry has no
-// output: the original reads the newest entry whatever it is, so a loop
-// that only skips is saturated as well (SPEC-NOTES 2-A2).
+// newest decision-log entry), never the one in flight. Output (see
+// EntryHadOutput) resets the counter; anything else increments it — a
+// futile or observe-only cycle, and also a skip (all scores below the
+// minimum, goals met and idle, the confidence gate) or a blocked skill,
+// whose entry has no output: the original reads the newest entry whatever
+// it is, so a loop that only skips is saturated as well (SPEC-NOTES 2-A2).
 func SaturationCheck(cfg *config.Config, count, evaluated int, log []state.DecisionEntry) Saturation {
 	s := Saturation{Count: count, Evaluated: evaluated}
 	if len(log) == 0 {
@@ -126,7 +128,7 @@ func SaturationCheck(cfg *config.Config, count, evaluated int, log []state.Decis
 		return s
 	}
 	s.Evaluated = prev.Cycle
-	if prev.HadOutput != nil && *prev.HadOutput {
+	if EntryHadOutput(prev) {
 		s.Count = 0
 		return s
 	}
@@ -145,4 +147,89 @@ func SaturationCheck(cfg *config.Config, count, evaluated int, log []state.Decis
 		s.Message = fmt.Sprintf("Observation saturation: %d cycles without actionable output. Consider enabling implementation or reviewing domain configuration.", n)
 	}
 	return s
+}
+
+// EntryHadOutput says whether a decision-log entry records a cycle with
+// actionable output, as 2-A2 counts it. An entry this program wrote
+// carries had_output, which is the answer. The original OODA loop's
+// entries do not: its 2-A2 counts as output a PR created, actions
+// extracted, new alerts or a confidence change, and its entry records only
+// some of these, so the answer is inferred from what the entry does say,
+// in this order (the first rule that applies decides):
+//
+//  1. a PR created — pr_number, or an item in prs_created — is output;
+//  2. a confidence change — an item in prs_processed (each moved a
+//     domain's confidence, 2-B), or a pr_outcomes item with a non-zero
+//     confidence_delta — is output;
+//  3. result_type, when it is one of 6-C9's: the PR types and
+//     action_extracted are output; observe, futile, error and
+//     leap_regressed are not;
+//  4. a skip or an observe-only cycle (action or result skip,
+//     observe_only) and a failure (result failure, failed, error) are not
+//     output;
+//  5. result success or partial_success is output: the entry does not say
+//     whether actions or alerts came of the run, and taking a completed
+//     run for an empty one could halt a loop that was working as soon as
+//     it switched (a run that in fact produced nothing is counted from
+//     the next cycle on, which carries had_output);
+//  6. anything else (no result at all, an unknown word) is not output.
+func EntryHadOutput(e state.DecisionEntry) bool {
+	if e.HadOutput != nil {
+		return *e.HadOutput
+	}
+	if (e.PRNumber != nil && *e.PRNumber > 0) || len(e.PRsCreated) > 0 {
+		return true
+	}
+	if nonEmptyList(e.PRsProcessed) || confidenceMoved(e.PROutcomes) {
+		return true
+	}
+	switch e.ResultType {
+	case "pr_created", "pr_merged", "pr_merged_held", "pr_rejected", "action_extracted":
+		return true
+	case "observe", "futile", "error", "leap_regressed":
+		return false
+	}
+	switch e.Action {
+	case "skip", "observe_only":
+		return false
+	}
+	switch e.Result {
+	case "success", "partial_success", "pr_created", "pr_merged":
+		return true
+	}
+	return false
+}
+
+// nonEmptyList says whether raw is a JSON array holding at least one
+// object (a number or a string is no record of a processed PR).
+func nonEmptyList(raw json.RawMessage) bool {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return false
+	}
+	for _, it := range items {
+		if t := bytes.TrimSpace(it); len(t) > 0 && t[0] == '{' {
+			return true
+		}
+	}
+	return false
+}
+
+// confidenceMoved says whether a pr_outcomes list records a confidence
+// delta other than zero. Each item is read on its own, so one odd item
+// does not hide the others.
+func confidenceMoved(raw json.RawMessage) bool {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return false
+	}
+	for _, it := range items {
+		var o struct {
+			Delta *float64 `json:"confidence_delta"`
+		}
+		if json.Unmarshal(it, &o) == nil && o.Delta != nil && *o.Delta != 0 {
+			return true
+		}
+	}
+	return false
 }

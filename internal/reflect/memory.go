@@ -1,6 +1,7 @@
 package reflect
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -472,6 +473,7 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 		recent[ep.Week()] = true
 	}
 	nextID := memNextPrincipleID(out.Principles)
+	shape := memFileShape(ps.Principles)
 
 	// 1. Confirmation. covered marks lessons an entry already stands for,
 	// so they do not also seed a duplicate principle.
@@ -562,10 +564,10 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 			continue
 		}
 		text := lessons[g.members[len(g.members)-1]].text
-		id := nextID()
-		out.Principles = append(out.Principles, state.Principle{ID: id, Text: text, Confidence: PrincipleConfidence,
-			SourceEpisodes: epIDs, Occurrences: len(epIDs), CreatedAt: now, LastConfirmedAt: now, LastConfirmedEp: newest})
-		res.Created = append(res.Created, id)
+		p := shape.entry(state.Principle{ID: nextID(), Text: text, Confidence: PrincipleConfidence,
+			SourceEpisodes: epIDs, Occurrences: len(epIDs), CreatedAt: now, LastConfirmedAt: now, LastConfirmedEp: newest}, 0)
+		out.Principles = append(out.Principles, p)
+		res.Created = append(res.Created, memLabel(p))
 	}
 
 	// 3. Cluster fallback.
@@ -614,11 +616,11 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 			if exists || !recent[newest] {
 				continue
 			}
-			id := nextID()
-			out.Principles = append(out.Principles, state.Principle{ID: id, Text: text, Kind: "candidate",
+			p := shape.entry(state.Principle{ID: nextID(), Text: text, Kind: "candidate",
 				Confidence: CandidateConfidence, SourceEpisodes: epIDs, Occurrences: len(c.members), CreatedAt: now,
-				LastConfirmedAt: now, LastConfirmedEp: newest})
-			res.Candidates = append(res.Candidates, id)
+				LastConfirmedAt: now, LastConfirmedEp: newest}, len(c.members))
+			out.Principles = append(out.Principles, p)
+			res.Candidates = append(res.Candidates, memLabel(p))
 		}
 	}
 
@@ -660,6 +662,134 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 	// 5. Cap.
 	res.Dropped = append(res.Dropped, memCapPrinciples(&out, PrinciplesCap)...)
 	return out, res
+}
+
+// memShape is the shape a principles file's entries are written in, which
+// a new entry follows, as a confirmation writes an entry's own fields: a
+// file the original OODA loop keeps gets entries its readers know, and no
+// key of this program's (id, occurrences, last_confirmed_at,
+// last_confirmed_episode) it has never had.
+type memShape struct {
+	kind memShapeKind
+	// weekYear spells weeks as the original's week_year ("2026-W14")
+	// rather than as an episode id ("EP-2026-W14").
+	weekYear bool
+}
+
+type memShapeKind int
+
+const (
+	// memOwnShape is this program's {id: "P-1", text, kind, confidence,
+	// source_episodes, occurrences, created_at, last_confirmed_at,
+	// last_confirmed_episode}.
+	memOwnShape memShapeKind = iota
+	// memEvolveShape is evolve's {text, confidence, source_episodes:
+	// [week_year], created_at, last_confirmed, kind, cluster_size}.
+	memEvolveShape
+	// memDesignShape is the state design's {id: "P001", principle, source,
+	// source_ids, confidence, created_at, last_validated,
+	// validation_count, invalidation_count, active}.
+	memDesignShape
+)
+
+// memFileShape is the shape of the file's newest entry (the last one, as
+// the file is appended to), by the keys it has as read: the state
+// design's principle names its text, and only this program's shape always
+// has an id beside its text. A file without entries is this program's.
+// Weeks are spelled as the newest week the entry's sources name, else as
+// that shape's documentation spells them.
+func memFileShape(ps []state.Principle) memShape {
+	if len(ps) == 0 {
+		return memShape{}
+	}
+	b, err := json.Marshal(ps[len(ps)-1])
+	var keys map[string]json.RawMessage
+	if err != nil || json.Unmarshal(b, &keys) != nil {
+		return memShape{}
+	}
+	has := func(k string) bool { _, ok := keys[k]; return ok }
+	var sh memShape
+	var list string
+	switch {
+	case has("principle") && !has("text"):
+		sh, list = memShape{kind: memDesignShape}, "source_ids"
+	case !has("id"):
+		sh, list = memShape{kind: memEvolveShape, weekYear: true}, "source_episodes"
+	default:
+		return memShape{}
+	}
+	var sources []string
+	if json.Unmarshal(keys[list], &sources) == nil {
+		for i := len(sources) - 1; i >= 0; i-- {
+			if _, ok := state.CanonicalWeek(sources[i]); ok {
+				sh.weekYear = !strings.HasPrefix(strings.ToUpper(strings.TrimSpace(sources[i])), "EP-")
+				break
+			}
+		}
+	}
+	return sh
+}
+
+// entry is the new entry p (this program's fields, sources as canonical
+// episode ids) in the shape sh; cluster is a candidate's cluster size,
+// which evolve's shape records. In the original's shapes the sources are
+// cut to their newest SourceEpisodesCap here, since the later cut would
+// add last_confirmed_episode; the entry keeps no occurrences, since such
+// an entry counts its evidence by its weeks.
+func (sh memShape) entry(p state.Principle, cluster int) state.Principle {
+	if sh.kind == memOwnShape {
+		return p
+	}
+	weeks := p.SourceEpisodes[max(0, len(p.SourceEpisodes)-SourceEpisodesCap):]
+	spelled := make([]string, 0, len(weeks))
+	for _, w := range weeks {
+		if sh.weekYear {
+			w = strings.TrimPrefix(w, "EP-")
+		}
+		spelled = append(spelled, w)
+	}
+	var v any
+	switch sh.kind {
+	case memEvolveShape:
+		e := struct {
+			Text           string   `json:"text"`
+			Confidence     float64  `json:"confidence"`
+			SourceEpisodes []string `json:"source_episodes"`
+			CreatedAt      string   `json:"created_at"`
+			LastConfirmed  string   `json:"last_confirmed"`
+			Kind           string   `json:"kind,omitempty"`
+			ClusterSize    int      `json:"cluster_size,omitempty"`
+		}{p.Text, p.Confidence, spelled, p.CreatedAt, p.LastConfirmedAt, p.Kind, 0}
+		if p.Kind == "candidate" {
+			e.ClusterSize = cluster
+		}
+		v = e
+	default:
+		v = struct {
+			ID                string   `json:"id"`
+			Principle         string   `json:"principle"`
+			Source            string   `json:"source"`
+			SourceIDs         []string `json:"source_ids"`
+			Confidence        float64  `json:"confidence"`
+			CreatedAt         string   `json:"created_at"`
+			LastValidated     string   `json:"last_validated"`
+			ValidationCount   int      `json:"validation_count"`
+			InvalidationCount int      `json:"invalidation_count"`
+			Active            bool     `json:"active"`
+			Kind              string   `json:"kind,omitempty"`
+		}{p.ID, p.Text, "episode", spelled, p.Confidence, p.CreatedAt, p.LastConfirmedAt, 0, 0, true, p.Kind}
+	}
+	// Decoded as the file would hold it, the entry is written back in
+	// exactly that shape until a later change (see state.Principle).
+	// Text is written as is (no \u003c for "<"), as every state file is.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	var out state.Principle
+	if enc.Encode(v) != nil || json.Unmarshal(buf.Bytes(), &out) != nil {
+		return p
+	}
+	return out
 }
 
 // memCapPrinciples keeps at most keep entries and returns the ids dropped:

@@ -265,27 +265,46 @@ func (p Principle) Manual() bool { return p.Kind == "manual" }
 // RecordConfirmation notes that episode (a canonical id) confirmed the
 // entry at now, in the fields of this type and in those of the original
 // project's shape the entry carries: last_confirmed, last_validated and
-// validation_count are updated when present. A source_episodes list
-// written as week_year ("2026-W15") gets the new week in that spelling.
+// validation_count are updated when present. A source_episodes (or, for
+// the state design's shape, source_ids) list written as week_year
+// ("2026-W15") gets the new week in that spelling.
 func (p *Principle) RecordConfirmation(episode string, now time.Time) {
-	if p.Occurrences == 0 && p.read != nil && !p.read.had("occurrences") {
-		// An entry of the original's shape counts its evidence by weeks.
-		p.Occurrences = len(p.WeekSources())
-	}
-	src := episode
-	if len(p.SourceEpisodes) > 0 && !strings.HasPrefix(strings.ToUpper(p.SourceEpisodes[len(p.SourceEpisodes)-1]), "EP-") {
-		if _, ok := CanonicalWeek(p.SourceEpisodes[len(p.SourceEpisodes)-1]); ok {
-			src = strings.TrimPrefix(episode, "EP-")
-		}
-	}
-	p.SourceEpisodes = append(p.SourceEpisodes, src)
-	p.Occurrences++
-	p.LastConfirmedEp = episode
 	ts := FormatTime(now)
-	p.LastConfirmedAt = ts
 	extra := make(Extra, len(p.Extra))
 	for k, v := range p.Extra {
 		extra[k] = v
+	}
+	// An entry of the original's shape records a confirmation in its own
+	// fields only: the week in its sources, the instant in last_confirmed
+	// or last_validated. Its readers know no other keys, and this type's
+	// readers find the same facts there (WeekSources, ConfirmedAt).
+	original := p.read != nil && !p.read.had("occurrences") && !p.read.had("last_confirmed_at") && !p.read.had("last_confirmed_episode")
+	if original && p.read.had("source_ids") && !p.read.had("source_episodes") {
+		var ids []string
+		if json.Unmarshal(extra["source_ids"], &ids) == nil {
+			src := strings.TrimPrefix(episode, "EP-")
+			for _, id := range ids {
+				if strings.HasPrefix(strings.ToUpper(id), "EP-") {
+					src = episode
+				}
+			}
+			if b, err := json.Marshal(append(ids, src)); err == nil {
+				extra["source_ids"] = b
+			}
+		}
+	} else {
+		src := episode
+		if len(p.SourceEpisodes) > 0 && !strings.HasPrefix(strings.ToUpper(p.SourceEpisodes[len(p.SourceEpisodes)-1]), "EP-") {
+			if _, ok := CanonicalWeek(p.SourceEpisodes[len(p.SourceEpisodes)-1]); ok {
+				src = strings.TrimPrefix(episode, "EP-")
+			}
+		}
+		p.SourceEpisodes = append(p.SourceEpisodes, src)
+	}
+	if !original {
+		p.Occurrences++
+		p.LastConfirmedEp = episode
+		p.LastConfirmedAt = ts
 	}
 	for _, k := range []string{"last_confirmed", "last_validated"} {
 		if _, ok := extra[k]; ok {

@@ -176,8 +176,23 @@ func TestCompatMemory_ConfirmationInTheEntrysShape(t *testing.T) {
 	if got := evolve["source_episodes"]; !jsonEqual(got, []any{"2026-W15", "2026-W16", "2026-W17"}) {
 		t.Errorf("source_episodes %v: the new week must be spelled as the list spells it", got)
 	}
-	if evolve["last_confirmed"] != "2026-04-27T09:00:00Z" || evolve["occurrences"] != 3.0 || evolve["note"] != nil {
+	if evolve["last_confirmed"] != "2026-04-27T09:00:00Z" || evolve["note"] != nil {
 		t.Errorf("evolve entry %v", evolve)
+	}
+	// No key of ooda's own shape is added to the original's entries: the
+	// week and the instant are in the entry's own fields.
+	for _, e := range []map[string]any{evolve, design} {
+		for _, k := range []string{"occurrences", "last_confirmed_at", "last_confirmed_episode"} {
+			if _, ok := e[k]; ok {
+				t.Errorf("%s added to %v", k, e)
+			}
+		}
+	}
+	if got := design["source_ids"]; !jsonEqual(got, []any{"EP-2026-W03", "EP-2026-W04", "gap-7", "EP-2026-W17"}) {
+		t.Errorf("source_ids %v: the week goes in the entry's own list, spelled as it spells weeks", got)
+	}
+	if _, ok := design["source_episodes"]; ok {
+		t.Errorf("source_episodes added next to source_ids: %v", design)
 	}
 	if _, ok := evolve["id"]; ok {
 		t.Errorf("an empty id was added: %v", evolve)
