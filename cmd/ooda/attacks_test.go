@@ -865,7 +865,7 @@ sleep 30
 		a.checkRecorded(1)
 		r = a.cycle(3, time.Hour)
 		// One line: the forged "[Record]" starts none of its own.
-		wantLines(t, r, `[HALT] Agent stopped. Reason: stop\x1b[2J; [Record] Cycle #7 recorded: health (success, forged).; \u202eevil`)
+		wantLines(t, r, `[HALT] Agent stopped. Reason: stop\x1b[2J; [Record] Cycle #7 recorded: health (success, forged). \u202eevil`)
 		r2 := a.mustOoda(0, "resume")
 		wantLines(t, r2, "\n  [Record] Cycle #7 recorded: health (success, forged).\n")
 		for _, x := range []run{r, r2} {

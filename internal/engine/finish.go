@@ -77,9 +77,6 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	memos := orient.ConsumeMemos(snap.Memos)
 	for _, m := range c.memo {
 		memos.History = appendMemo(memos.History, m)
-		if b, err := m.MarshalJSON(); err == nil {
-			memos.LastMemo = b
-		}
 	}
 	// 2-B: domains that got the initial confidence keep it from now on,
 	// and PR outcomes move it.
@@ -162,7 +159,8 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	written := c.memoWritten || len(c.memo) > 0
 	if m, ok := lastMemoOf(memos.History, f.Cycle); ok {
 		written = true
-		if b, err := m.MarshalJSON(); err == nil {
+		// The state design's last_memo is the newest memo's text.
+		if b, err := json.Marshal(m.Message); err == nil {
 			memos.LastMemo = b
 		}
 	}

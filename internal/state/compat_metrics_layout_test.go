@@ -54,9 +54,9 @@ func TestCompatMetrics_StateDesignLayoutReadAndKept(t *testing.T) {
 	// first_cycle_at null is the one key not kept: ooda sets it on the
 	// next cycle anyway.
 	want := strings.Replace(compactMetrics(t, []byte(doc)), `"first_cycle_at":null,`, "", 1)
-	// The counters ooda always keeps are added; nothing else changes.
-	want = strings.Replace(want, `{"total_cycles":12,"total_skill_executions":15,"total_chain_executions":3,"total_halts":1,"total_dry_runs":2}`,
-		`{"total_cycles":12,"total_skill_executions":15,"total_chain_executions":3,"total_prs_created":0,"total_prs_merged":0,"total_prs_rejected":0,"total_futile_cycles":0,"actions_added":0,"actions_resolved":0,"total_dry_runs":2,"total_halts":1}`, 1)
+	// Unchanged counters are written as read: no counter is added
+	// (ooda's own are added only when they count something), none
+	// reordered.
 	if got != want {
 		t.Errorf("written back as\n%s\nwant\n%s", got, want)
 	}

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -22,12 +23,23 @@ func TestCycleCount_NeverBelowARecordedCycle(t *testing.T) {
 		{"consistent", `{"cycle_count": 20, ` + log + `}`, 20, ""},
 		// Killed in Step 6 after recording some of cycle 21: crash
 		// recovery numbers the next cycle 21 again.
-		{"crashed", `{"cycle_count": 20, "cycle_in_progress": true, "decision_log": [{"cycle": 21}]}`, 20, ""},
-		{"crashed first cycle", `{"cycle_count": 0, "cycle_in_progress": true, "decision_log": [{"cycle": 1}]}`, 0, ""},
+		{"crashed", `{"cycle_count": 20, "cycle_in_progress": true, ` + log + `}`, 20, ""},
+		{"crashed first cycle", `{"cycle_count": 0, "cycle_in_progress": true, "decision_log": []}`, 0, ""},
+		// The crashed cycle's own records are elsewhere: state.json is
+		// written last, so its decision log holds completed cycles only.
+		{"crashed, count lost", `{"cycle_in_progress": true, ` + log + `}`, 20, "is missing or 0, but cycle 20 is recorded"},
+		{"crashed, count low", `{"cycle_count": 5, "cycle_in_progress": true, ` + log + `}`, 20, "5 is below cycle 20"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(t.TempDir())
 			writeFile(t, s.EvolvePath(StateFile), tc.state)
+			// A crashed cycle wrote its cost entry before it was killed;
+			// otherwise the ledger holds the last completed cycle's.
+			next := 20
+			if strings.Contains(tc.state, "cycle_in_progress") {
+				next = tc.want + 1
+			}
+			writeFile(t, s.EvolvePath(CostLedgerFile), fmt.Sprintf(`{"date": "2026-04-14", "entries": [{"cycle_id": %d, "estimated_usd": 0.01}], "total_estimated_usd": 0.01}`, next))
 			snap, err := s.Load()
 			if err != nil {
 				t.Fatal(err)

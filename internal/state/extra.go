@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"sort"
 )
@@ -20,6 +21,12 @@ type Extra map[string]json.RawMessage
 // by member instead (see decodeFields): only b not being an object is an
 // error.
 func unmarshalKeep(b []byte, v any, extra *Extra) error {
+	if isJSONNull(b) {
+		// encoding/json hands a null to the decoder of a value, which would
+		// make it an empty entry (cycle 0, no id) that counts; refused, it
+		// is a value that is not an object, reported and kept as written.
+		return errNotAnObject
+	}
 	if err := json.Unmarshal(b, v); err != nil {
 		keys, vals, merr := objectMembers(b)
 		if merr != nil {
@@ -336,6 +343,9 @@ func readList[T any](raw json.RawMessage) (items []T, unread int, ok bool) {
 	}
 	return items, unread, true
 }
+
+// errNotAnObject is unmarshalKeep's refusal of a null.
+var errNotAnObject = errors.New("null is not an object")
 
 // isJSONNull says whether raw is the JSON null.
 func isJSONNull(raw json.RawMessage) bool {

@@ -235,3 +235,26 @@ func TestSkillGaps_RecurrenceFillsANullRelatedDomain(t *testing.T) {
 		t.Errorf("a 5-A gap got related_domain: %v", e[2])
 	}
 }
+
+// A null among the gaps was read as an empty gap, counted among the
+// unresolved ones and never reported: it is a value that is not an entry,
+// reported and kept as written.
+func TestSkillGaps_NullElementIsReportedAndKept(t *testing.T) {
+	s := New(t.TempDir())
+	writeFile(t, s.EvolvePath(SkillGapsFile), `{"gaps": [null, {"id": "gap-1", "frequency": 1, "resolved": false}]}`)
+	snap, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.SkillGaps.Gaps) != 1 || snap.SkillGaps.Gaps[0].ID != "gap-1" {
+		t.Fatalf("gaps = %+v", snap.SkillGaps.Gaps)
+	}
+	if all := strings.Join(snap.Warnings, "\n"); !strings.Contains(all, "/gaps/0: null is not an object") {
+		t.Errorf("no warning for the null:\n%s", all)
+	}
+	snap.SkillGaps.Record(GapEvent{Name: "x", Cycle: 2}, testNow)
+	b, _ := json.Marshal(snap.SkillGaps)
+	if !strings.Contains(string(b), `"gaps":[null,`) {
+		t.Errorf("the null was not kept in place: %s", b)
+	}
+}

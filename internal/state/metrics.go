@@ -44,6 +44,9 @@ type Counters struct {
 	// set by Metrics when it writes them elsewhere, leave them out here.
 	hasDomains, hasStreak   bool
 	omitDomains, omitStreak bool
+	// read is the object as the file held it (see readEntry): counters
+	// keep their order and spelling, and a counter is added at the end.
+	read *readEntry
 }
 
 // streakKeys are the counters keys of the streak; the state design keeps
@@ -66,16 +69,21 @@ func (c *Counters) UnmarshalJSON(b []byte) error {
 			c.hasStreak = true
 		}
 	}
+	c.read = rememberEntry(b, alias(c.canonical()), c.Extra)
 	return nil
+}
+
+func (c Counters) canonical() Counters {
+	if c.DomainExecutions == nil {
+		c.DomainExecutions = map[string]int{}
+	}
+	return c
 }
 
 // MarshalJSON writes unknown keys back.
 func (c Counters) MarshalJSON() ([]byte, error) {
 	type alias Counters
-	if c.DomainExecutions == nil {
-		c.DomainExecutions = map[string]int{}
-	}
-	b, err := marshalKeep(alias(c), c.Extra)
+	b, err := c.read.encode(alias(c.canonical()), c.Extra)
 	if err != nil || (!c.omitDomains && !c.omitStreak) {
 		return b, err
 	}
@@ -115,18 +123,26 @@ type DailyCost struct {
 	EstimatedUSD float64 `json:"estimated_usd"`
 	Cycles       int     `json:"cycles"`
 	Extra        Extra   `json:"-"`
+
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
 func (d *DailyCost) UnmarshalJSON(b []byte) error {
 	type alias DailyCost
-	return unmarshalKeep(b, (*alias)(d), &d.Extra)
+	*d = DailyCost{}
+	if err := unmarshalKeep(b, (*alias)(d), &d.Extra); err != nil {
+		return err
+	}
+	d.read = rememberEntry(b, alias(*d), d.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; an entry read from the file keeps
+// its order, changed only where its values changed.
 func (d DailyCost) MarshalJSON() ([]byte, error) {
 	type alias DailyCost
-	return marshalKeep(alias(d), d.Extra)
+	return d.read.encode(alias(d), d.Extra)
 }
 
 // MetricsCost is metrics.json's cost block. Without a daily log (ooda's
@@ -177,18 +193,26 @@ type Streaks struct {
 	LongestStreak       int     `json:"longest_streak"`
 	LongestStreakDomain *string `json:"longest_streak_domain"`
 	Extra               Extra   `json:"-"`
+
+	read *readEntry
 }
 
-// UnmarshalJSON keeps unknown keys.
+// UnmarshalJSON keeps unknown keys, and the block as read (see readEntry).
 func (s *Streaks) UnmarshalJSON(b []byte) error {
 	type alias Streaks
-	return unmarshalKeep(b, (*alias)(s), &s.Extra)
+	*s = Streaks{}
+	if err := unmarshalKeep(b, (*alias)(s), &s.Extra); err != nil {
+		return err
+	}
+	s.read = rememberEntry(b, alias(*s), s.Extra)
+	return nil
 }
 
-// MarshalJSON writes unknown keys back.
+// MarshalJSON writes unknown keys back; a block read from the file keeps
+// its order, changed only where its values changed.
 func (s Streaks) MarshalJSON() ([]byte, error) {
 	type alias Streaks
-	return marshalKeep(alias(s), s.Extra)
+	return s.read.encode(alias(s), s.Extra)
 }
 
 // Metrics is agent/state/evolve/metrics.json.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
+	"strconv"
 )
 
 // Action is one action_queue.json item.
@@ -69,6 +71,17 @@ type ActionQueue struct {
 	// decodeWarnings say which older shape decoding read, as
 	// "<JSON pointer>: <reason>".
 	decodeWarnings []string `json:"-"`
+	// at holds, when an item marked in progress was moved out of
+	// pending, where each item of Pending and InProgress was in the file
+	// (see filePointers).
+	at map[string][]string
+}
+
+// filePointers gives walkLoose the place in the file of each item of
+// Pending and InProgress, once items marked in progress inside pending
+// have been moved.
+func (q ActionQueue) filePointers(field string) []string {
+	return q.at[field]
 }
 
 // UnmarshalJSON keeps unknown keys and reads the older shapes of the
@@ -113,17 +126,52 @@ func (q *ActionQueue) UnmarshalJSON(b []byte) error {
 		}
 	}
 	if slices.ContainsFunc(q.Pending, func(a Action) bool { return a.Status == actionStatusInProgress }) {
+		pendingAt, inProgressAt := q.fileIndexes("pending", len(q.Pending)), q.fileIndexes("in_progress", len(q.InProgress))
 		var pending []Action
-		for _, a := range q.Pending {
+		var moved []Action
+		var movedAt []string
+		q.at = map[string][]string{}
+		for i, a := range q.Pending {
 			if a.Status == actionStatusInProgress {
-				q.InProgress = append(q.InProgress, a)
+				moved = append(moved, a)
+				movedAt = append(movedAt, "/pending/"+strconv.Itoa(pendingAt[i]))
 				continue
 			}
 			pending = append(pending, a)
+			q.at["pending"] = append(q.at["pending"], "/pending/"+strconv.Itoa(pendingAt[i]))
+		}
+		for _, j := range inProgressAt {
+			q.at["in_progress"] = append(q.at["in_progress"], "/in_progress/"+strconv.Itoa(j))
 		}
 		q.Pending = pending
+		q.InProgress = append(q.InProgress, moved...)
+		q.at["in_progress"] = append(q.at["in_progress"], movedAt...)
 	}
 	return nil
+}
+
+// fileIndexes is where in the file's list each of the n items read from
+// it was: its own numbering, unless the list held elements that are not
+// actions (kept in Extra, see decodeFields).
+func (q *ActionQueue) fileIndexes(list string, n int) []int {
+	out := make([]int, 0, n)
+	if raw, ok := q.Extra[list]; ok {
+		var elems []json.RawMessage
+		if json.Unmarshal(raw, &elems) == nil {
+			for i, e := range elems {
+				if _, _, ok := readLoose(e, reflect.TypeFor[Action](), "", nil); ok {
+					out = append(out, i)
+				}
+			}
+		}
+	}
+	if len(out) != n {
+		out = out[:0]
+		for i := range n {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // actionStatusInProgress is the status of an action being worked on.

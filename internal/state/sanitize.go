@@ -208,15 +208,21 @@ func (s *Store) sanitize(snap *Snapshot) {
 }
 
 // completedBelow is the count the highest recorded cycle high implies.
-// A cycle killed in Step 6 has written some of its records (state.json
-// comes last) and is numbered again by crash recovery (0-C): with the
-// crash flag set, the newest recorded cycle is that one, not a completed
-// one.
+// A cycle killed in Step 6 has written some of its records, state.json
+// last, and is numbered again by crash recovery (0-C): with the crash flag
+// set, the newest cycle the other files record may be that one, not a
+// completed one. A cycle in state.json's own decision log did complete.
 func completedBelow(st *State, high int) int {
-	if st.CycleInProgress && high > 0 {
-		return high - 1
+	if !st.CycleInProgress || high <= 0 {
+		return high
 	}
-	return high
+	logged := 0
+	for _, e := range st.DecisionLog {
+		if e.Cycle > logged && e.Cycle <= MaxCounter {
+			logged = e.Cycle
+		}
+	}
+	return max(logged, high-1)
 }
 
 // MaxCounter bounds cycle_count and every counter of state.json and

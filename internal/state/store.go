@@ -558,13 +558,23 @@ func (s *Store) HaltExists(haltFile string) (bool, string) {
 // "; " (the reason, then "created_at: ..."), for a one-line message: shown
 // as it is, the line break would print escaped, as "\n".
 func HaltLine(content string) string {
-	var parts []string
+	var b strings.Builder
 	for _, l := range strings.Split(content, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			parts = append(parts, l)
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
 		}
+		if b.Len() > 0 {
+			// A line that ends a sentence needs no "; " after it.
+			if strings.ContainsAny(b.String()[b.Len()-1:], ".!?;:") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(l)
 	}
-	return strings.Join(parts, "; ")
+	return b.String()
 }
 
 // WriteHalt creates (or replaces) the HALT file with the reason and a UTC timestamp.

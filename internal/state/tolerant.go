@@ -420,12 +420,13 @@ func looseWarnings(v any, limit int) []string {
 // walkLoose visits every struct reachable from v (through pointers,
 // slices and maps, by JSON names) and reports the values its Extra keeps
 // for its own fields, with their pointers.
-// filePositioner is a file's type that numbers the elements of a list
-// field as the file does, when it keeps some of them apart (the cost
-// ledger's entries without a cycle id): nil when the numbering is the
-// list's own.
+// filePositioner is a file's type that knows where in the file each
+// element of a list field was read, when that is not the list's own
+// numbering (the cost ledger sets entries without a cycle id apart; the
+// action queue moves an item marked in progress out of pending): the
+// JSON pointer of each element, relative to the value's own, or nil.
 type filePositioner interface {
-	filePositions(field string) []int
+	filePointers(field string) []string
 }
 
 func asFilePositioner(v reflect.Value) (filePositioner, bool) {
@@ -473,9 +474,9 @@ func walkLoose(v reflect.Value, ptr string, report func(ptr, msg string)) {
 			}
 			fv := v.Field(f.index)
 			if fp, ok := asFilePositioner(v); ok && fv.Kind() == reflect.Slice {
-				if at := fp.filePositions(f.name); at != nil {
+				if at := fp.filePointers(f.name); len(at) == fv.Len() {
 					for i := 0; i < fv.Len(); i++ {
-						walkLoose(fv.Index(i), ptr+config.Pointer(f.name)+"/"+strconv.Itoa(at[i]), report)
+						walkLoose(fv.Index(i), ptr+at[i], report)
 					}
 					continue
 				}

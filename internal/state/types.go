@@ -308,12 +308,16 @@ type CostLedger struct {
 	entryAt []int
 }
 
-// filePositions gives walkLoose the file's numbering of Entries.
-func (c CostLedger) filePositions(field string) []int {
-	if field == "entries" && len(c.entryAt) == len(c.Entries) {
-		return c.entryAt
+// filePointers gives walkLoose the file's numbering of Entries.
+func (c CostLedger) filePointers(field string) []string {
+	if field != "entries" || len(c.entryAt) != len(c.Entries) {
+		return nil
 	}
-	return nil
+	out := make([]string, len(c.entryAt))
+	for i, at := range c.entryAt {
+		out[i] = "/entries/" + strconv.Itoa(at)
+	}
+	return out
 }
 
 // asideEntry is a cost entry kept out of Entries, with its position.
