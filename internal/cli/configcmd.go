@@ -9,6 +9,7 @@ import (
 
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/contract"
+	"github.com/ooda-loop/ooda/internal/safetext"
 )
 
 func newConfigCmd(g *globals) *cobra.Command {
@@ -26,20 +27,34 @@ func newConfigCmd(g *globals) *cobra.Command {
 			_, err := g.stdout.Write(config.Schema())
 			return err
 		},
-	}, &cobra.Command{
-		Use:   "validate",
-		Short: "Validate config.json against the schema (exit 2 when invalid)",
-		Long: `Validate the configuration (config.json, or --config PATH) against the
-embedded JSON Schema and the rules a schema cannot express. Every problem is
-reported with the file, the JSON path of the offending value and the reason;
-the exit code is 2 when anything is wrong.`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runValidate(g) },
-	}, newRollbackCmd(g))
+	}, newValidateCmd(g), newRollbackCmd(g))
 	return cmd
 }
 
-func runValidate(g *globals) error {
+func newValidateCmd(g *globals) *cobra.Command {
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Validate config.json against the schema (exit 2 when invalid)",
+		Long: `Validate the configuration (config.json, or --config PATH) against the
+embedded JSON Schema and the rules a schema cannot express, load every
+skill's contract, and check that every command it would run exists and is
+executable. Every problem is reported with the file, the JSON path of the
+offending value and the reason; the exit code is 2 when anything is wrong.
+
+An unknown key inside a section (a misspelt "wieght" in a domain) is a
+warning, with the nearest known key when one is close; --strict makes it an
+error. Notes such as "__doc__" and unknown top-level sections are allowed.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runValidate(g, strict) },
+	}
+	cmd.Flags().BoolVar(&strict, "strict", false, "treat unknown keys as errors (exit 2)")
+	return cmd
+}
+
+// runValidate is `ooda config validate`; strict turns the configuration's
+// warnings (unknown keys) into errors.
+func runValidate(g *globals, strict bool) error {
 	path, err := g.configPath()
 	if err != nil {
 		return err
@@ -55,12 +70,35 @@ func runValidate(g *globals) error {
 	if err != nil && !errors.As(err, &ce) {
 		return err
 	}
-	// Contracts are part of what a configuration runs: one that does not
-	// load (bad YAML, a malformed chain condition, a file outside the
-	// project) is invalid here too.
-	var warnings []string
+	// The configuration's own warnings come first, whether it loaded or
+	// not: a misspelt key often explains the error beside it.
+	var keyWarnings []config.Warning
+	switch {
+	case cfg != nil:
+		keyWarnings = cfg.Warnings
+	case ce != nil:
+		keyWarnings = ce.Warnings
+	}
+	// warnings go into --json as "<path>: <reason>"; lines are printed,
+	// each naming the file.
+	var warnings, lines []string
+	if !strict {
+		for _, w := range keyWarnings {
+			warnings = append(warnings, w.Path+": "+w.Reason)
+			lines = append(lines, w.String())
+		}
+	}
+	// Contracts and programs are part of what a configuration runs: a
+	// contract that does not load (bad YAML, a malformed chain condition,
+	// a file outside the project) or a command that cannot start is
+	// invalid here too.
 	if err == nil {
-		var issues []config.Issue
+		issues := cfg.ExecutableIssues(root)
+		if strict {
+			for _, w := range keyWarnings {
+				issues = append(issues, config.Issue{Path: w.Path, Reason: w.Reason})
+			}
+		}
 		contracts := map[string]contract.Contract{}
 		tried := map[string]bool{}
 		for _, name := range cfg.SkillNames() {
@@ -85,12 +123,23 @@ func runValidate(g *globals) error {
 			contracts[d.PrimarySkill] = ct
 		}
 		for _, c := range contract.ChainCycles(contracts) {
-			warnings = append(warnings, "circular chain "+strings.Join(c, " -> ")+" (each skill still runs at most once per cycle)")
+			w := "circular chain " + strings.Join(c, " -> ") + " (each skill still runs at most once per cycle)"
+			warnings, lines = append(warnings, w), append(lines, w)
 		}
 		if len(issues) > 0 {
-			ce = &config.Error{File: path, Path: issues[0].Path, Reason: issues[0].Reason, Issues: issues}
+			ce = config.NewError(path, issues)
 			err = ce
 		}
+	} else if strict && ce != nil && len(keyWarnings) > 0 {
+		issues := ce.Issues
+		if len(issues) == 0 {
+			issues = []config.Issue{{Path: ce.Path, Reason: ce.Reason}}
+		}
+		for _, w := range keyWarnings {
+			issues = append(issues, config.Issue{Path: w.Path, Reason: w.Reason})
+		}
+		ce = config.NewError(path, issues)
+		err = ce
 	}
 	if g.json {
 		doc := map[string]any{"file": path, "valid": err == nil, "errors": []config.Issue{}}
@@ -115,11 +164,12 @@ func runValidate(g *globals) error {
 		}
 		return nil
 	}
+	for _, l := range lines {
+		// A key is the file's text: it may hold control characters.
+		fmt.Fprintf(g.stdout, "warning: %s\n", safetext.Text(l))
+	}
 	if err != nil {
 		return err
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(g.stdout, "warning: %s\n", w)
 	}
 	fmt.Fprintf(g.stdout, "%s: valid (%d domains, level %d)\n", path, len(cfg.Domains), cfg.ProgressiveComplex.CurrentLevel)
 	return nil

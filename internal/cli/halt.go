@@ -19,7 +19,9 @@ func newHaltCmd(g *globals) *cobra.Command {
 		Long: `Create the HALT file (safety.halt_file, default agent/safety/HALT) with the
 reason and a UTC timestamp. Every cycle checks it first and stops with exit 3
 while it exists; a running skill is stopped within seconds. Remove it with
-'ooda resume'.`,
+'ooda resume'. Run from a subdirectory, both act on the project found
+upwards (the nearest directory holding an ooda config.json), never on a
+HALT file of the subdirectory's own.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runHalt(g, strings.Join(args, " ")) },
 	}
 }
@@ -52,6 +54,11 @@ func haltFile(g *globals) (string, *state.Store, error) {
 		}
 		def := config.Default().Safety.HaltFile
 		fmt.Fprintf(g.stderr, "ooda: warning: %s; using the default HALT file %s\n", errorText(err), def)
+		if d, derr := g.discover(); derr == nil && ce.NotFound && notFoundHint(d) != "" {
+			// A HALT file where no project is stops nothing: say where
+			// the search looked, so a halt meant for a project reaches it.
+			fmt.Fprintf(g.stderr, "ooda: warning: %s\n", safetext.Text(notFoundHint(d)))
+		}
 		return def, st, nil
 	}
 	return cfg.Safety.HaltFile, st, nil

@@ -30,8 +30,15 @@ func newInitCmd(g *globals) *cobra.Command {
 		Short: "Create config.json and agent/state/ for a project",
 		Long: `Create a valid config.json (every other key takes its default), the state
 skeleton under agent/state/evolve/, and .gitignore entries for the cycle lock
-and the HALT file. Refuses to overwrite an existing config.json without
---force. Never prompts with --yes or without a terminal.
+and the HALT file, in --project DIR or else the current directory (init does
+not search upwards as the other commands do). Refuses, without --force, to
+overwrite an existing config.json or to create a project inside another one
+(an ooda config.json in a parent directory, up to the repository root).
+Never prompts with --yes or without a terminal.
+
+The config sets git.push to false: each cycle commits the state files it
+wrote to the current branch and pushes nothing until you set it to true.
+Its level (default 2) lets every active domain take part in scoring.
 
 The new config has no domains yet: add them to config.json (see
 docs/config.md), each with a primary_skill and, under "skills", how that
@@ -41,26 +48,65 @@ skill runs.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.mission, "mission", "", "one sentence: what this project is for (drives mission-aware scoring)")
-	f.IntVar(&o.level, "level", 0, "progressive-complexity level 0..3 (0: just watching)")
-	f.BoolVar(&o.force, "force", false, "overwrite an existing config.json")
+	f.IntVar(&o.level, "level", initLevel, "progressive-complexity level 0..3 (0: the heaviest domain only, 1: the two heaviest, 2: every domain, 3: every domain and the implementation queue)")
+	f.BoolVar(&o.force, "force", false, "overwrite an existing config.json, or create a project inside another one")
 	f.BoolVar(&o.yes, "yes", false, "never prompt (non-interactive)")
 	return cmd
 }
+
+// initLevel is the level init writes by default: 2, the first at which
+// every active domain is scored. At 0 and 1 only the one or two heaviest
+// domains take part, so the domains a newcomer adds after the first would
+// vanish from the score table without a word.
+const initLevel = 2
+
+// levelLine explains progressive-complexity levels in one line, in the
+// output of init and in the __doc__ of the config it writes.
+func levelLine(level int) string {
+	what := map[int]string{0: "only the heaviest domain is scored", 1: "only the two heaviest domains are scored", 2: "every active domain is scored", 3: "every active domain is scored, and the implementation queue when implementation.enabled"}[level]
+	return fmt.Sprintf("Level %d: %s (progressive_complexity.current_level; 0 scores the heaviest domain only, 1 the two heaviest, 2 all, 3 all plus the implementation queue).", level, what)
+}
+
+// pushDoc is the note init writes beside git.push.
+const pushDoc = "Each cycle commits the state files it wrote to the current branch. Set push to true to also push that commit to the branch's upstream."
 
 func runInit(g *globals, o initOptions) error {
 	if o.level < 0 || o.level > 3 {
 		return usageError(fmt.Errorf("--level must be 0, 1, 2 or 3, got %d", o.level))
 	}
-	root, err := g.root()
+	// init creates the project where it is told or where it runs; it does
+	// not search upwards as the other commands do: that would put the new
+	// configuration over the enclosing project's.
+	root, err := g.initRoot()
 	if err != nil {
 		return err
 	}
-	cfgPath, err := g.configPath()
-	if err != nil {
-		return err
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		why := "is not a directory"
+		if errors.Is(err, fs.ErrNotExist) {
+			why = "does not exist"
+		} else if err != nil {
+			why = "cannot be read: " + errReason(err)
+		}
+		return usageError(fmt.Errorf("the project directory %s %s; ooda init changed nothing (create it first, e.g. mkdir -p %s)", root, why, root))
+	}
+	cfgPath := filepath.Join(root, configName)
+	if g.config != "" {
+		if cfgPath, err = filepath.Abs(g.config); err != nil {
+			return err
+		}
 	}
 	if _, err := os.Stat(cfgPath); err == nil && !o.force {
 		return usageError(fmt.Errorf("%s already exists; use --force to overwrite it", cfgPath))
+	}
+	if !o.force {
+		outer, err := enclosingProject(root)
+		if err != nil {
+			return err
+		}
+		if outer != "" {
+			return usageError(fmt.Errorf("%s is inside the ooda project %s (%s): every ooda command run here already works on that project; ooda init changed nothing (use --force to create a separate project here)", root, outer, filepath.Join(outer, configName)))
+		}
 	}
 	st := state.New(root)
 	evolve, err := filepath.Rel(root, st.EvolveDir)
@@ -79,7 +125,8 @@ func runInit(g *globals, o initOptions) error {
 		"project":                map[string]any{"name": name, "locale": "en", "timezone": "UTC"},
 		"mission":                o.mission,
 		"domains":                map[string]any{},
-		"progressive_complexity": map[string]any{"current_level": o.level},
+		"progressive_complexity": map[string]any{"__doc__": levelLine(o.level), "current_level": o.level},
+		"git":                    map[string]any{"__doc__": pushDoc, "push": false},
 		"safety": map[string]any{
 			"halt_file":                  config.Default().Safety.HaltFile,
 			"min_cycle_interval_minutes": config.Default().Safety.MinCycleIntervalMin,
@@ -124,13 +171,18 @@ func runInit(g *globals, o initOptions) error {
 	if added == nil {
 		added = []string{}
 	}
+	if repo := repositoryRoot(root); repo != "" && repo != root {
+		fmt.Fprintf(g.stderr, "Note: the project %s is a subdirectory of the git repository %s; ooda commands find it from anywhere below %s. To make the whole repository the project instead, remove %s and run ooda init in %s.\n", root, repo, root, cfgPath, repo)
+	}
 	if g.json {
-		return g.printJSON(map[string]any{"config": cfgPath, "state_dir": st.EvolveDir, "gitignore_added": added})
+		return g.printJSON(map[string]any{"config": cfgPath, "state_dir": st.EvolveDir, "gitignore_added": added, "level": o.level, "git_push": false})
 	}
 	fmt.Fprintf(g.stdout, "Created %s (level %d) and %s.\n", cfgPath, o.level, st.EvolveDir)
 	if len(added) > 0 {
 		fmt.Fprintf(g.stdout, "Added to .gitignore: %s\n", strings.Join(added, ", "))
 	}
+	fmt.Fprintln(g.stdout, levelLine(o.level))
+	fmt.Fprintln(g.stdout, "Git: each cycle commits the state files it wrote to the current branch; pushing is off (git.push: false in config.json; set it to true to push to the branch's upstream).")
 	fmt.Fprintln(g.stdout, "Next: add domains and their skills to config.json, then run `ooda cycle --dry-run`.")
 	return nil
 }

@@ -20,9 +20,6 @@ import (
 	"github.com/ooda-loop/ooda/internal/secret"
 )
 
-// Version is the ooda version, set at build time with -ldflags.
-var Version = "dev"
-
 // globals are the flags every command accepts (CLI.md).
 type globals struct {
 	project string
@@ -34,10 +31,67 @@ type globals struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+
+	// The project, found once per run (see discover).
+	found    *discovery
+	foundErr error
+	noted    bool
 }
 
-// root returns the project root as an absolute path.
+// discover finds the project root once: --project, else (without
+// --config, which names the file so there is nothing to search) the
+// nearest directory from the working one upwards holding an ooda
+// config.json, else the working directory.
+func (g *globals) discover() (discovery, error) {
+	if g.found != nil || g.foundErr != nil {
+		if g.foundErr != nil {
+			return discovery{}, g.foundErr
+		}
+		return *g.found, nil
+	}
+	var d discovery
+	var err error
+	if g.project != "" || g.config != "" {
+		p := g.project
+		if p == "" {
+			p = "."
+		}
+		var abs string
+		abs, err = filepath.Abs(p)
+		d = discovery{Dir: abs, Found: true, From: "."}
+	} else {
+		var wd string
+		if wd, err = filepath.Abs("."); err == nil {
+			d, err = findProject(wd)
+		}
+	}
+	if err != nil {
+		g.foundErr = err
+		return discovery{}, err
+	}
+	g.found = &d
+	return d, nil
+}
+
+// root returns the project root as an absolute path. The first time it
+// is found above the working directory, it says so on stderr, once: a
+// command run from a subdirectory works on the project its files belong
+// to, and the user must be able to see which.
 func (g *globals) root() (string, error) {
+	d, err := g.discover()
+	if err != nil {
+		return "", err
+	}
+	if d.From != "." && !g.noted {
+		g.noted = true
+		fmt.Fprintln(g.stderr, safetext.Text(projectNote(d)))
+	}
+	return d.Dir, nil
+}
+
+// initRoot is the directory `ooda init` creates the project in:
+// --project, else the working directory, never a directory found above it.
+func (g *globals) initRoot() (string, error) {
 	p := g.project
 	if p == "" {
 		p = "."
@@ -50,11 +104,11 @@ func (g *globals) configPath() (string, error) {
 	if g.config != "" {
 		return filepath.Abs(g.config)
 	}
-	r, err := g.root()
+	d, err := g.discover()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(r, "config.json"), nil
+	return filepath.Join(d.Dir, configName), nil
 }
 
 // loadConfig loads and validates the configuration.
@@ -68,7 +122,17 @@ func (g *globals) loadConfig() (*config.Config, error) {
 		return nil, err
 	}
 	// Configured paths must stay inside --project, wherever the config is.
-	return config.LoadProject(p, root)
+	cfg, err := config.LoadProject(p, root)
+	if err != nil {
+		return nil, err
+	}
+	// Unknown keys are ignored, which the user must hear about on every
+	// command, not only `ooda config validate`; stdout stays the
+	// command's own (a table, or one JSON document with --json).
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(g.stderr, "[WARN] %s\n", safetext.Text(w.String()))
+	}
+	return cfg, nil
 }
 
 // clock is the injected clock: --now, else OODA_NOW, else the real clock.
@@ -201,6 +265,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			if errors.As(err, &ce) {
 				if ce.NotFound {
 					msg = "ooda: " + msg
+					if g.found != nil && notFoundHint(*g.found) != "" {
+						msg += "\n" + safetext.Text(notFoundHint(*g.found))
+					}
 				} else {
 					msg = "ooda: invalid configuration: " + msg
 				}
@@ -243,14 +310,20 @@ runs that domain's skill, and records everything as plain JSON under
 agent/state/ beside the code. It stops itself safely: a HALT file, a lock,
 crash recovery, breakers and a daily cost cap.
 
+Every command works on the project of the current directory: the nearest
+directory, from it upwards to the repository root, holding an ooda
+config.json (as git finds its repository), else the current directory;
+--project DIR names it instead.
+
 Exit codes: 0 success or a normal skip, 1 internal error, 2 usage or
-configuration error, 3 halted.`,
+configuration error, 3 halted, 4 the cycle was recorded but its skill failed.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       Version,
+		Version:       currentVersion().firstLine(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.project, "project", "", "project root (default: the current directory)")
+	pf.StringVar(&g.project, "project", "", "project root (default: the nearest directory from the current one upwards holding an ooda config.json, else the current directory)")
 	pf.StringVar(&g.config, "config", "", "read the configuration from this path instead of <project>/config.json")
 	pf.StringVar(&g.now, "now", "", "use this RFC 3339 instant as \"now\" (also OODA_NOW; the flag wins)")
 	pf.BoolVar(&g.json, "json", false, "print exactly one JSON document on stdout; human output goes to stderr")
@@ -258,7 +331,7 @@ configuration error, 3 halted.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	// Before any command prints, whether or not its configuration is valid.
 	root.PersistentPreRun = func(*cobra.Command, []string) { g.registerRawSecrets() }
-	root.AddCommand(newCycleCmd(g), newHaltCmd(g), newResumeCmd(g), newInitCmd(g), newConfigCmd(g), newDemoCmd(g), newSkillCmd(g))
+	root.AddCommand(newCycleCmd(g), newHaltCmd(g), newResumeCmd(g), newInitCmd(g), newConfigCmd(g), newDemoCmd(g), newSkillCmd(g), newVersionCmd(g))
 	return root
 }
 

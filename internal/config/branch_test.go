@@ -14,8 +14,8 @@ func TestBranchNamesMustBeGitBranchNames(t *testing.T) {
 	for _, tt := range []struct{ raw, at string }{
 		{`{"forge": {"provider": "git", "default_branch": "--output=/tmp/x"}}`, "/forge/default_branch"},
 		{`{"forge": {"provider": "git", "default_branch": "a..b"}}`, "/forge/default_branch"},
-		{`{"domains": {"d": {"branch_prefix": "--output=/tmp/x/"}}}`, "/domains/d/branch_prefix"},
-		{`{"domains": {"d": {"branch_prefix": "auto scan/"}}}`, "/domains/d/branch_prefix"},
+		{`{"domains": {"d": {"primary_skill": "/a", "branch_prefix": "--output=/tmp/x/"}}}`, "/domains/d/branch_prefix"},
+		{`{"domains": {"d": {"primary_skill": "/a", "branch_prefix": "auto scan/"}}}`, "/domains/d/branch_prefix"},
 		{`{"implementation": {"branch_prefix": "-x/"}}`, "/implementation/branch_prefix"},
 	} {
 		writeConfig(t, path, tt.raw)
@@ -25,7 +25,7 @@ func TestBranchNamesMustBeGitBranchNames(t *testing.T) {
 		}
 	}
 	for _, ok := range []string{
-		`{"forge": {"provider": "git", "default_branch": "main"}, "domains": {"d": {"branch_prefix": "auto/scan/"}}, "implementation": {"branch_prefix": "auto/impl"}}`,
+		`{"forge": {"provider": "git", "default_branch": "main"}, "domains": {"d": {"primary_skill": "/a", "branch_prefix": "auto/scan/"}}, "implementation": {"branch_prefix": "auto/impl"}}`,
 	} {
 		writeConfig(t, path, ok)
 		if _, err := LoadProject(path, root); err != nil && strings.Contains(err.Error(), "branch") {

@@ -45,6 +45,12 @@ type Config struct {
 	Judge                Judge                `json:"judge"`
 	DeployWorkflow       json.RawMessage      `json:"deploy_workflow,omitempty"`
 	DeployWorkflowInputs json.RawMessage      `json:"deploy_workflow_inputs,omitempty"`
+
+	// Warnings are what loading found questionable but not wrong: unknown
+	// keys, each with its JSON path and the nearest known key. They are
+	// not part of the file; every command that loads the configuration
+	// shows them.
+	Warnings []Warning `json:"-"`
 }
 
 // Project names the project; the name appears on cards and in commits.

@@ -87,7 +87,7 @@ func TestEscapingDomainNameIsRefused(t *testing.T) {
 		if err := ValidDomainName(name); err != nil {
 			t.Errorf("ValidDomainName(%q) = %v", name, err)
 		}
-		if err := ValidateSchema("config.json", []byte(`{"domains": {`+quote(name)+`: {}}}`)); err != nil {
+		if err := ValidateSchema("config.json", []byte(`{"domains": {`+quote(name)+`: {"primary_skill": "/a"}}}`)); err != nil {
 			t.Errorf("domain %q refused: %v", name, err)
 		}
 	}
@@ -103,11 +103,11 @@ func TestConfiguredPathsOutsideTheProjectAreRefused(t *testing.T) {
 	tests := []struct {
 		name, raw, path string
 	}{
-		{"state_file climbing out", `{"domains": {"d": {"state_file": "../../../../etc/passwd"}}}`, "/domains/d/state_file"},
-		{"state_file ../../etc/passwd", `{"domains": {"d": {"state_file": "../../etc/passwd"}}}`, "/domains/d/state_file"},
-		{"state_file absolute outside", `{"domains": {"d": {"state_file": "/etc/passwd"}}}`, "/domains/d/state_file"},
-		{"state_file in a sibling directory", `{"domains": {"d": {"state_file": ` + quote(filepath.Join(outside, "x.json")) + `}}}`, "/domains/d/state_file"},
-		{"state_file the root itself", `{"domains": {"d": {"state_file": "."}}}`, "/domains/d/state_file"},
+		{"state_file climbing out", `{"domains": {"d": {"primary_skill": "/a", "state_file": "../../../../etc/passwd"}}}`, "/domains/d/state_file"},
+		{"state_file ../../etc/passwd", `{"domains": {"d": {"primary_skill": "/a", "state_file": "../../etc/passwd"}}}`, "/domains/d/state_file"},
+		{"state_file absolute outside", `{"domains": {"d": {"primary_skill": "/a", "state_file": "/etc/passwd"}}}`, "/domains/d/state_file"},
+		{"state_file in a sibling directory", `{"domains": {"d": {"primary_skill": "/a", "state_file": ` + quote(filepath.Join(outside, "x.json")) + `}}}`, "/domains/d/state_file"},
+		{"state_file the root itself", `{"domains": {"d": {"primary_skill": "/a", "state_file": "."}}}`, "/domains/d/state_file"},
 		{"halt_file climbing out", `{"safety": {"halt_file": "../HALT"}}`, "/safety/halt_file"},
 		{"halt_file absolute outside", `{"safety": {"halt_file": "/tmp/HALT"}}`, "/safety/halt_file"},
 		{"active context outside", `{"active_context": {"path": "/etc/hosts"}}`, "/active_context/path"},
@@ -147,7 +147,7 @@ func TestSymlinkedPathsLeadingOutAreRefused(t *testing.T) {
 		{"agent/dangling.json", "through a symlink"}, // a dangling symlink: a write would create the target
 		{"agent/loop-a", "too many levels of symbolic links"},
 	} {
-		raw := `{"domains": {"d": {"state_file": ` + quote(tt.stateFile) + `}}}`
+		raw := `{"domains": {"d": {"primary_skill": "/a", "state_file": ` + quote(tt.stateFile) + `}}}`
 		if err := os.WriteFile(path, []byte(raw), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -160,8 +160,8 @@ func TestSymlinkedPathsLeadingOutAreRefused(t *testing.T) {
 	// Symlinks that stay inside, and absolute paths inside, are fine; a
 	// relative path is cleaned before it is joined to the root (as the
 	// state store does), so its ".." never climbs from a link's target.
-	raw := `{"domains": {"d": {"state_file": "agent/inside/d.json"}, "e": {"state_file": ` +
-		quote(filepath.Join(root, "agent", "state", "e.json")) + `}, "f": {"state_file": "agent/outdir/../../f.json"}}}`
+	raw := `{"domains": {"d": {"primary_skill": "/a", "state_file": "agent/inside/d.json"}, "e": {"primary_skill": "/a", "state_file": ` +
+		quote(filepath.Join(root, "agent", "state", "e.json")) + `}, "f": {"primary_skill": "/a", "state_file": "agent/outdir/../../f.json"}}}`
 	if err := os.WriteFile(path, []byte(raw), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestLoadChecksPathsAgainstTheGivenProjectRoot(t *testing.T) {
 	root := t.TempDir()
 	cfgDir := t.TempDir()
 	path := filepath.Join(cfgDir, "config.json")
-	raw := `{"domains": {"d": {"state_file": ` + quote(filepath.Join(root, "agent", "state", "d.json")) + `}}}`
+	raw := `{"domains": {"d": {"primary_skill": "/a", "state_file": ` + quote(filepath.Join(root, "agent", "state", "d.json")) + `}}}`
 	if err := os.WriteFile(path, []byte(raw), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestLoadChecksPathsAgainstTheGivenProjectRoot(t *testing.T) {
 
 func TestHugeAndNonFiniteNumbersAreRefused(t *testing.T) {
 	tests := []struct{ name, raw, path, want string }{
-		{"weight 1e308", `{"domains": {"d": {"weight": 1e308}}}`, "/domains/d/weight", "must be <= 1000000, got 1e308"},
+		{"weight 1e308", `{"domains": {"d": {"primary_skill": "/a", "weight": 1e308}}}`, "/domains/d/weight", "must be <= 1000000, got 1e308"},
 		{"interval 1e308", `{"safety": {"min_cycle_interval_minutes": 1e308}}`, "/safety/min_cycle_interval_minutes", "must be <= 525600"},
 		{"lock timeout", `{"safety": {"lock_timeout_minutes": 20000}}`, "/safety/lock_timeout_minutes", "must be <= 10080"},
 		{"cost cap", `{"cost": {"daily_limit_usd": 1e12}}`, "/cost/daily_limit_usd", "must be <= 1000000000"},
@@ -221,10 +221,10 @@ func TestHugeAndNonFiniteNumbersAreRefused(t *testing.T) {
 		{"skill minutes", `{"skills": {"s": {"builtin": "noop", "timeout_minutes": 1e9}}}`, "/skills/s/timeout_minutes", "must be <= 525600"},
 		{"unknown key", `{"__doc__": 1e300}`, "/__doc__", "number out of range (at most 1e15 in magnitude), got 1e300"},
 		{"reserved section", `{"leap": {"mega_leap": {"budget": -1e200}}}`, "/leap/mega_leap/budget", "number out of range"},
-		{"beyond float64", `{"domains": {"d": {"weight": 1e309}}}`, "/domains/d/weight", "number out of range, got 1e309"},
+		{"beyond float64", `{"domains": {"d": {"primary_skill": "/a", "weight": 1e309}}}`, "/domains/d/weight", "number out of range, got 1e309"},
 		// big.Rat would spend minutes expanding 10^99999999.
-		{"underflow", `{"domains": {"d": {"weight": 1e-99999999}}}`, "/domains/d/weight", "number out of range, got 1e-99999999"},
-		{"absurdly long", `{"domains": {"d": {"weight": 0.` + strings.Repeat("0", 200) + `1}}}`, "/domains/d/weight", "number out of range"},
+		{"underflow", `{"domains": {"d": {"primary_skill": "/a", "weight": 1e-99999999}}}`, "/domains/d/weight", "number out of range, got 1e-99999999"},
+		{"absurdly long", `{"domains": {"d": {"primary_skill": "/a", "weight": 0.` + strings.Repeat("0", 200) + `1}}}`, "/domains/d/weight", "number out of range"},
 		{"max_read_mib zero", `{"safety": {"max_read_mib": 0}}`, "/safety/max_read_mib", "must be > 0"},
 		{"max_read_mib huge", `{"safety": {"max_read_mib": 4096}}`, "/safety/max_read_mib", "must be <= 1024"},
 		{"agent timeout overflow", `{"agent": {"command": ["a"], "timeout": "9999999999999h"}}`, "/agent/timeout", "not a Go duration"},
@@ -239,7 +239,7 @@ func TestHugeAndNonFiniteNumbersAreRefused(t *testing.T) {
 		})
 	}
 	// The bounds themselves are accepted.
-	root, path := project(t, `{"domains": {"d": {"weight": 1e6, "min_interval_hours": 1e6}},
+	root, path := project(t, `{"domains": {"d": {"primary_skill": "/a", "weight": 1e6, "min_interval_hours": 1e6}},
 		"safety": {"min_cycle_interval_minutes": 525600, "lock_timeout_minutes": 10080, "max_read_mib": 1024},
 		"cost": {"daily_limit_usd": 1e9}, "memory": {"action_queue_decay_days": 36500},
 		"quality_rubric": {"dimensions": [{"targets": [{"metric": "bytes", "op": "<", "value": 1e15}]}]}}`)
@@ -269,8 +269,8 @@ func TestDuplicateKeysAreRefusedAtAnyDepth(t *testing.T) {
 		{"nested", `{"safety": {"halt_file": "agent/safety/HALT", "max_prs_per_cycle": 1, "halt_file": "x"}}`, "/safety/halt_file", `key "halt_file" is defined twice`},
 		{"deeper", `{"skills": {"s": {"builtin": "noop", "env": {"A": "1", "A": "2"}}}}`, "/skills/s/env/A", "defined twice"},
 		{"inside an array", `{"health_endpoints": [{"url": "a"}, {"url": "b", "url": "c"}]}`, "/health_endpoints/1/url", "defined twice"},
-		{"a domain", `{"domains": {"api": {}, "api": {"weight": 2}}}`, "/domains/api", `domain "api" is defined twice`},
-		{"inside a domain", `{"domains": {"api": {"weight": 1, "weight": 9}}}`, "/domains/api/weight", "defined twice"},
+		{"a domain", `{"domains": {"api": {"primary_skill": "/a"}, "api": {"primary_skill": "/a", "weight": 2}}}`, "/domains/api", `domain "api" is defined twice`},
+		{"inside a domain", `{"domains": {"api": {"primary_skill": "/a", "weight": 1, "weight": 9}}}`, "/domains/api/weight", "defined twice"},
 		{"escaped key", `{"skills": {"/s": {"builtin": "a"}, "\/s": {"builtin": "b"}}}`, "/skills/~1s", "defined twice"},
 	}
 	for _, tt := range tests {
@@ -282,7 +282,7 @@ func TestDuplicateKeysAreRefusedAtAnyDepth(t *testing.T) {
 		})
 	}
 	// Equal keys in different objects are not duplicates.
-	if err := ValidateSchema("config.json", []byte(`{"domains": {"a": {"weight": 1}, "b": {"weight": 1}}, "agent": {"env": {"weight": "1"}}}`)); err != nil {
+	if err := ValidateSchema("config.json", []byte(`{"domains": {"a": {"primary_skill": "/a", "weight": 1}, "b": {"primary_skill": "/a", "weight": 1}}, "agent": {"env": {"weight": "1"}}}`)); err != nil {
 		t.Errorf("keys repeated across objects refused: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,10 @@ type Error struct {
 	NotFound bool
 	// Issues lists every problem when schema validation found several.
 	Issues []Issue
+	// Warnings are the problems found alongside that do not stop a
+	// configuration from loading (unknown keys), so that a report of the
+	// errors can show them too.
+	Warnings []Warning
 }
 
 // Issue is one schema violation.
@@ -53,6 +58,10 @@ func displayPath(p string) string {
 	}
 	return p
 }
+
+// NewError wraps issues (at least one) found in file in an *Error, sorted
+// by path and without duplicates; its Path and Reason are the first issue's.
+func NewError(file string, issues []Issue) *Error { return issuesError(file, issues) }
 
 // IsConfigError reports whether err is (or wraps) a configuration error.
 func IsConfigError(err error) bool {
@@ -106,22 +115,49 @@ func ParseProject(file string, raw []byte, root string) (*Config, error) {
 	if err := syntaxCheck(file, raw); err != nil {
 		return nil, err
 	}
-	if err := ValidateSchema(file, raw); err != nil {
-		return nil, err
+	inst, err := validateSchema(file, raw)
+	warnings := keyWarnings(file, inst)
+	if err != nil {
+		return nil, withWarnings(err, warnings)
 	}
 	c := Default()
 	if err := json.Unmarshal(integralNumbers(raw), c); err != nil {
 		var de *domainError
 		if errors.As(err, &de) && !isTypeError(err) {
-			return nil, &Error{File: file, Path: "/domains/" + escapePointer(de.name), Reason: de.err.Error()}
+			return nil, withWarnings(&Error{File: file, Path: "/domains/" + escapePointer(de.name), Reason: de.err.Error()}, warnings)
 		}
-		return nil, typeError(file, err)
+		return nil, withWarnings(typeError(file, err), warnings)
 	}
 	c.applyDomainDefaults()
 	if err := c.check(file, root); err != nil {
-		return nil, err
+		return nil, withWarnings(err, warnings)
 	}
+	c.Warnings = warnings
 	return c, nil
+}
+
+// keyWarnings turns the unknown keys of the decoded document inst into
+// warnings about file, sorted by path.
+func keyWarnings(file string, inst any) []Warning {
+	if inst == nil {
+		return nil
+	}
+	issues := unknownKeyIssues(inst)
+	slices.SortFunc(issues, func(a, b Issue) int { return comparePointers(a.Path, b.Path) })
+	var ws []Warning
+	for _, is := range issues {
+		ws = append(ws, Warning{File: file, Path: is.Path, Reason: is.Reason})
+	}
+	return ws
+}
+
+// withWarnings attaches warnings to err when it is an *Error.
+func withWarnings(err error, warnings []Warning) error {
+	var ce *Error
+	if len(warnings) > 0 && errors.As(err, &ce) {
+		ce.Warnings = warnings
+	}
+	return err
 }
 
 // configDir is the directory of the config file, absolute when it can be.

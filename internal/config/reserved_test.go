@@ -56,8 +56,8 @@ func TestPathsIntoGitAreRefused(t *testing.T) {
 		{"halt_file .git itself", `{"safety": {"halt_file": ".git"}}`, "/safety/halt_file"},
 		{"halt_file in a nested .git", `{"safety": {"halt_file": "vendor/lib/.git/HEAD"}}`, "/safety/halt_file"},
 		// The skill would be told to write a hook git then runs.
-		{"state_file a git hook", `{"domains": {"d": {"state_file": ".git/hooks/pre-commit"}}}`, "/domains/d/state_file"},
-		{"state_file through a symlinked .git", `{"domains": {"d": {"state_file": "agent/gitdir/config"}}}`, "/domains/d/state_file"},
+		{"state_file a git hook", `{"domains": {"d": {"primary_skill": "/a", "state_file": ".git/hooks/pre-commit"}}}`, "/domains/d/state_file"},
+		{"state_file through a symlinked .git", `{"domains": {"d": {"primary_skill": "/a", "state_file": "agent/gitdir/config"}}}`, "/domains/d/state_file"},
 		{"active context .git/config", `{"active_context": {"path": ".git/config"}}`, "/active_context/path"},
 		{"inline contract output .git/config", `{"skills": {"/s": {"builtin": "noop", "contract": {"output": {"files": [".git/config"]}}}}}`,
 			"/skills/~1s/contract/output/files/0"},
@@ -74,7 +74,7 @@ func TestPathsIntoGitAreRefused(t *testing.T) {
 		t.Errorf(".git/HEAD changed: %q, %v", after, err)
 	}
 	// A name merely containing "git" is an ordinary path.
-	writeConfig(t, path, `{"safety": {"halt_file": "agent/.gitkeep-HALT"}, "domains": {"d": {"state_file": "agent/state/git.json"}}}`)
+	writeConfig(t, path, `{"safety": {"halt_file": "agent/.gitkeep-HALT"}, "domains": {"d": {"primary_skill": "/a", "state_file": "agent/state/git.json"}}}`)
 	if _, err := LoadProject(path, root); err != nil {
 		t.Errorf("ordinary paths refused: %v", err)
 	}
@@ -94,12 +94,12 @@ func TestPathsIntoOodasOwnStateAreRefused(t *testing.T) {
 	mustSymlink(t, "state/evolve", filepath.Join(root, "agent", "ev"))
 	for _, tt := range []struct{ name, raw, at string }{
 		// The skill is handed OODA_STATE_FILE and writes it.
-		{"state_file the lock", `{"domains": {"d": {"state_file": "agent/state/evolve/.lock"}}}`, "/domains/d/state_file"},
-		{"state_file state.json", `{"domains": {"d": {"state_file": "agent/state/evolve/state.json"}}}`, "/domains/d/state_file"},
-		{"state_file the cost ledger", `{"domains": {"d": {"state_file": "./agent/state/evolve/cost_ledger.json"}}}`, "/domains/d/state_file"},
-		{"state_file a new file there", `{"domains": {"d": {"state_file": "agent/state/evolve/d.json"}}}`, "/domains/d/state_file"},
-		{"state_file case folded", `{"domains": {"d": {"state_file": "agent/State/EVOLVE/state.json"}}}`, "/domains/d/state_file"},
-		{"state_file through a symlink", `{"domains": {"d": {"state_file": "agent/ev/state.json"}}}`, "/domains/d/state_file"},
+		{"state_file the lock", `{"domains": {"d": {"primary_skill": "/a", "state_file": "agent/state/evolve/.lock"}}}`, "/domains/d/state_file"},
+		{"state_file state.json", `{"domains": {"d": {"primary_skill": "/a", "state_file": "agent/state/evolve/state.json"}}}`, "/domains/d/state_file"},
+		{"state_file the cost ledger", `{"domains": {"d": {"primary_skill": "/a", "state_file": "./agent/state/evolve/cost_ledger.json"}}}`, "/domains/d/state_file"},
+		{"state_file a new file there", `{"domains": {"d": {"primary_skill": "/a", "state_file": "agent/state/evolve/d.json"}}}`, "/domains/d/state_file"},
+		{"state_file case folded", `{"domains": {"d": {"primary_skill": "/a", "state_file": "agent/State/EVOLVE/state.json"}}}`, "/domains/d/state_file"},
+		{"state_file through a symlink", `{"domains": {"d": {"primary_skill": "/a", "state_file": "agent/ev/state.json"}}}`, "/domains/d/state_file"},
 		// `ooda resume` would delete the file.
 		{"halt_file the lock", `{"safety": {"halt_file": "agent/state/evolve/.lock"}}`, "/safety/halt_file"},
 		{"active context the state", `{"active_context": {"path": "agent/state/evolve/state.json"}}`, "/active_context/path"},
@@ -114,7 +114,7 @@ func TestPathsIntoOodasOwnStateAreRefused(t *testing.T) {
 	}
 	// Only the evolve directory is ooda's: a domain's own directory, as the
 	// original project's configs use it, is the domain's.
-	writeConfig(t, path, `{"domains": {"service_health": {"state_file": "agent/state/service_health/state.json"}, "e": {"state_file": "agent/state/evolved.json"}}}`)
+	writeConfig(t, path, `{"domains": {"service_health": {"primary_skill": "/a", "state_file": "agent/state/service_health/state.json"}, "e": {"primary_skill": "/a", "state_file": "agent/state/evolved.json"}}}`)
 	if _, err := LoadProject(path, root); err != nil {
 		t.Errorf("domain state files refused: %v", err)
 	}
@@ -138,7 +138,7 @@ func TestConfigFileItselfIsRefusedAsAPath(t *testing.T) {
 		{"halt_file through a symlink", `{"safety": {"halt_file": "agent/cfg-link"}}`, "/safety/halt_file"},
 		{"halt_file a hard link", `{"safety": {"halt_file": "agent/cfg-hardlink"}}`, "/safety/halt_file"},
 		// The skill would overwrite the configuration that bounds it.
-		{"state_file config.json", `{"domains": {"d": {"state_file": "config.json"}}}`, "/domains/d/state_file"},
+		{"state_file config.json", `{"domains": {"d": {"primary_skill": "/a", "state_file": "config.json"}}}`, "/domains/d/state_file"},
 		{"active context config.json", `{"active_context": {"path": "config.json"}}`, "/active_context/path"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,7 +187,7 @@ func TestHaltAndStateFilesMustBeRegularFiles(t *testing.T) {
 	// A state file is data: one that is a pipe is refused when a cycle
 	// reads it (a warning and a gap), never turned into a configuration
 	// error that would stop every later cycle.
-	writeConfig(t, path, `{"domains": {"d": {"state_file": "agent/pipe"}}}`)
+	writeConfig(t, path, `{"domains": {"d": {"primary_skill": "/a", "state_file": "agent/pipe"}}}`)
 	if _, err := LoadProject(path, root); err != nil {
 		t.Errorf("a state_file that is a named pipe must load: %v", err)
 	}
@@ -199,7 +199,7 @@ func TestHaltAndStateFilesMustBeRegularFiles(t *testing.T) {
 	if err := os.WriteFile(halt, []byte("stopped by hand\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	writeConfig(t, path, `{"domains": {"d": {"state_file": "agent/state/d.json"}}}`)
+	writeConfig(t, path, `{"domains": {"d": {"primary_skill": "/a", "state_file": "agent/state/d.json"}}}`)
 	if err := os.MkdirAll(filepath.Join(root, "agent", "state"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -213,9 +213,9 @@ func TestHaltAndStateFilesMustBeRegularFiles(t *testing.T) {
 
 func TestHaltFileSharedWithAnotherConfiguredFileIsRefused(t *testing.T) {
 	for _, tt := range []struct{ name, raw, want string }{
-		{"a state file", `{"domains": {"api": {"state_file": "agent/state/api.json"}}, "safety": {"halt_file": "agent/state/api.json"}}`,
+		{"a state file", `{"domains": {"api": {"primary_skill": "/a", "state_file": "agent/state/api.json"}}, "safety": {"halt_file": "agent/state/api.json"}}`,
 			"is also /domains/api/state_file"},
-		{"a default state file", `{"domains": {"api": {}}, "safety": {"halt_file": "./agent/state/api.json"}}`,
+		{"a default state file", `{"domains": {"api": {"primary_skill": "/a"}}, "safety": {"halt_file": "./agent/state/api.json"}}`,
 			"is also /domains/api/state_file"},
 		{"the active context", `{"active_context": {"path": "ctx.json"}, "safety": {"halt_file": "ctx.json"}}`,
 			"is also /active_context/path"},

@@ -78,15 +78,22 @@ func compileSchema() {
 // problem, and every problem in Issues, sorted by path so that the report is
 // identical from run to run.
 func ValidateSchema(file string, raw []byte) error {
+	_, err := validateSchema(file, raw)
+	return err
+}
+
+// validateSchema is ValidateSchema, also returning the decoded document
+// (nil when raw is not JSON) for the checks that warn rather than fail.
+func validateSchema(file string, raw []byte) (any, error) {
 	schemaOnce.Do(compileSchema)
 
 	// Every pass below walks the nesting, the validator recursively.
 	if err := depthCheck(file, raw); err != nil {
-		return err
+		return nil, err
 	}
 	inst, err := decodeInstance(raw)
 	if err != nil {
-		return &Error{File: file, Reason: "parse error: " + err.Error()}
+		return nil, &Error{File: file, Reason: "parse error: " + err.Error()}
 	}
 	// The validator parses every number into a big.Rat and dereferences the
 	// result unchecked, so numbers it cannot parse must be stopped here.
@@ -96,14 +103,15 @@ func ValidateSchema(file string, raw []byte) error {
 	issues = append(issues, domainNameIssues(inst)...)
 	issues = append(issues, skillNameIssues(inst)...)
 	issues = append(issues, branchIssues(inst)...)
+	issues = append(issues, domainSkillIssues(inst)...)
 	if len(unparsable) > 0 {
-		return issuesError(file, append(issues, huge...))
+		return inst, issuesError(file, append(issues, huge...))
 	}
 	var schemaIssues []Issue
 	if err := compiledSchema.Validate(inst); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
-			return &Error{File: file, Reason: err.Error()}
+			return inst, &Error{File: file, Reason: err.Error()}
 		}
 		collectIssues(ve, inst, &schemaIssues) // always at least one: every node is a leaf or has causes
 	}
@@ -116,9 +124,9 @@ func ValidateSchema(file string, raw []byte) error {
 	}
 	issues = append(issues, schemaIssues...)
 	if len(issues) == 0 {
-		return nil
+		return inst, nil
 	}
-	return issuesError(file, issues)
+	return inst, issuesError(file, issues)
 }
 
 // decodeInstance decodes raw keeping numbers exact, as the validator expects.

@@ -2,8 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/ooda-loop/ooda/internal/gitrepo"
@@ -11,9 +16,16 @@ import (
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
+// commitPrefix starts the subject of every state commit; a push sends
+// only commits whose subject starts with it (gitrepo.PushUpstream).
+const commitPrefix = "evolve: cycle #"
+
 // commitState is Step 6-D: when the project is a git repository and
 // git.commit_state is on, commit exactly the state files this cycle wrote
-// (never `git add -A`), then push if a remote exists. Nothing here can fail
+// or changed — the evolve files, lenses, and the state file of each domain
+// whose skill ran — by explicit path (never `git add -A`), then, with
+// git.push on, push to the current branch's upstream and nowhere else.
+// Every step prints what it did or why it did not. Nothing here can fail
 // the cycle: every problem is a warning.
 func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType string) {
 	if !c.cfg.CommitState() {
@@ -28,40 +40,195 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 	}
 	stateRel := filepath.Join("agent", "state", "evolve", state.StateFile)
 	if repo.Ignored(ctx, stateRel) {
-		c.printf("[WARN] ==> %s is ignored by git: the loop's history is NOT being committed. Remove agent/state/ from .gitignore (keep only the lock and the HALT file there), or set git.commit_state to false to silence this. <==", stateRel)
+		c.printf("[WARN] ==> %s is ignored by git: the loop's history is NOT being committed. Remove agent/state/ from .gitignore (keep only the lock and the HALT file there), or set git.commit_state to false in %s to silence this. <==", stateRel, c.configName())
 		return
 	}
 	if why, busy := repo.Busy(ctx); busy {
-		c.printf("[WARN] State not committed: %s in %s.", why, c.store.Root)
+		if why == "HEAD is detached" {
+			// A commit on a detached HEAD belongs to no branch: the next
+			// checkout leaves it behind, unseen.
+			c.printf("[WARN] State not committed: HEAD is detached in %s, and a commit there would belong to no branch. The state files stay changed on disk; check out a branch and the next cycle commits what it writes (or commit agent/state/ yourself).", c.store.Root)
+			return
+		}
+		c.printf("[WARN] State not committed: %s in %s. The state files stay changed on disk; finish it and the next cycle commits what it writes.", why, c.store.Root)
 		return
 	}
 	var paths []string
-	for _, p := range c.store.Written() {
+	for _, p := range append(c.store.Written(), c.changedDomainStateFiles(ctx, repo)...) {
 		if !repo.Ignored(ctx, p) {
 			paths = append(paths, p)
 		}
 	}
+	paths = dedupePaths(paths)
 	domain := f.Domain
 	if domain == "" {
 		domain = "none"
 	}
-	msg := fmt.Sprintf("evolve: cycle #%d -- %s (%s)", f.Cycle, domain, resultType)
-	committed, err := repo.CommitPaths(ctx, msg, paths)
+	msg := fmt.Sprintf("%s%d -- %s (%s)", commitPrefix, f.Cycle, domain, resultType)
+	commit, err := repo.CommitFiles(ctx, msg, paths)
 	if err != nil {
 		c.printf("[WARN] State not committed: %v", err)
 		return
 	}
-	if !committed {
+	if commit == nil {
 		return
 	}
-	c.printf("[Record] Committed %d state file(s): %s", len(paths), msg)
+	c.printf("[Record] Committed %s on branch %s: %s", commit.Short(), commit.Branch, msg)
+	c.printf("[Record]   %d %s: %s", len(commit.Files), commitPlural(len(commit.Files), "file", "files"), fileList(commit.Files))
 	c.res.Committed = true
-	if !c.cfg.PushState() || !repo.HasRemote(ctx) {
+	if !c.cfg.PushState() {
+		c.printf("[Record] Not pushed: git.push is false in %s (set it to true to push state commits to the branch's upstream).", c.configName())
 		return
 	}
-	if err := repo.Push(ctx); err != nil {
-		c.printf("[WARN] Push failed (the commit is kept locally; push it with `git push`): %s", strings.TrimSpace(err.Error()))
-		return
+	push, err := repo.PushUpstream(ctx, func(subject string) bool { return strings.HasPrefix(subject, commitPrefix) })
+	var np *gitrepo.NoPushError
+	switch {
+	case errors.As(err, &np):
+		c.printf("[Record] Not pushed: %s.", np.Why)
+	case err != nil:
+		var ge *gitrepo.Error
+		if errors.As(err, &ge) && strings.Contains(ge.Output, "[rejected]") {
+			// Retrying cannot help: the branch must take in the remote's
+			// commits first, which is the user's call.
+			c.printf("[WARN] Push to %s rejected (%s): %s has commits that branch %s lacks. The commit stays local; bring them in (`git pull --rebase`), then `git push`.", push.Upstream, gitFailure(err), push.Upstream, push.Branch)
+			return
+		}
+		c.printf("[WARN] Push to %s failed (%s); the commit stays local and the next cycle pushes it again, or run `git push`.", push.Upstream, gitFailure(err))
+	default:
+		c.printf("[Record] Pushed %d %s (up to %s) to %s, the upstream of branch %s.", push.Commits, commitPlural(push.Commits, "commit", "commits"), commit.Short(), push.Upstream, push.Branch)
+		c.res.Pushed = true
 	}
-	c.res.Pushed = true
+}
+
+// changedDomainStateFiles are the state files of the domains whose skill
+// ran this cycle that the loop has to commit: those the run changed (the
+// bytes differ from what Observe read), and those git does not track yet
+// (written by an earlier cycle that did not commit them). A tracked file
+// the run left as it was is not the cycle's to commit, even when it
+// differs from HEAD: that difference is someone else's edit.
+func (c *cycle) changedDomainStateFiles(ctx context.Context, repo *gitrepo.Repo) []string {
+	if c.snap == nil {
+		return nil
+	}
+	ranAt := state.FormatTime(c.now)
+	var out []string
+	for _, dc := range c.cfg.Domains {
+		if dc.StateFile == "" || c.snap.State.DomainLastRun[dc.Name] != ranAt {
+			continue
+		}
+		abs, err := c.store.Resolve(dc.StateFile)
+		if err != nil {
+			continue // refused: out of the project (act.go warned already)
+		}
+		rel, err := filepath.Rel(c.store.Root, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		if fi, err := os.Lstat(abs); err != nil || !fi.Mode().IsRegular() {
+			continue // a skill that wrote no file, or a symlink: nothing to commit
+		}
+		if c.domainStateChanged(dc.Name, dc.StateFile) || !repo.Tracked(ctx, rel) {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// domainStateChanged reports whether a domain's state file differs from
+// what Observe read at the start of the cycle; a file Observe did not
+// read (missing, unreadable, not observed) counts as changed once it
+// exists.
+func (c *cycle) domainStateChanged(domain, rel string) bool {
+	var before []byte
+	if c.obs != nil {
+		for _, d := range c.obs.Domains {
+			if d.Config.Name == domain && d.State.Found {
+				before = d.State.Bytes
+			}
+		}
+	}
+	if before == nil {
+		return true
+	}
+	after, err := c.store.ReadDomainState(rel)
+	if err != nil || !after.Found {
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	return string(after.Bytes) != string(before)
+}
+
+// gitFailure is a failed git command's error on one line: git's exit
+// code and what it printed, lines joined with "; ", without git's
+// "hint:" paragraphs.
+func gitFailure(err error) string {
+	var ge *gitrepo.Error
+	if !errors.As(err, &ge) {
+		return err.Error()
+	}
+	var lines []string
+	for _, l := range strings.Split(ge.Output, "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" && !strings.HasPrefix(l, "hint:") {
+			lines = append(lines, l)
+		}
+	}
+	return fmt.Sprintf("git %s exited %d: %s", ge.Args[0], ge.Code, strings.Join(lines, "; "))
+}
+
+// configName is the configuration file as messages name it: relative to
+// the project when inside it.
+func (c *cycle) configName() string {
+	p := c.opts.ConfigPath
+	if p == "" {
+		return "config.json"
+	}
+	if rel, err := filepath.Rel(c.store.Root, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
+}
+
+// fileList writes committed paths compactly but exactly, grouping the
+// files of one directory: "agent/state/evolve/{CHANGELOG.md, state.json},
+// agent/state/tests.json".
+func fileList(files []string) string {
+	byDir := map[string][]string{}
+	var dirs []string
+	for _, f := range files {
+		d, name := path.Split(filepath.ToSlash(f))
+		if _, ok := byDir[d]; !ok {
+			dirs = append(dirs, d)
+		}
+		byDir[d] = append(byDir[d], name)
+	}
+	sort.Strings(dirs)
+	parts := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		names := byDir[d]
+		sort.Strings(names)
+		if len(names) == 1 {
+			parts = append(parts, d+names[0])
+			continue
+		}
+		parts = append(parts, d+"{"+strings.Join(names, ", ")+"}")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func commitPlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func dedupePaths(paths []string) []string {
+	seen := map[string]bool{}
+	out := paths[:0]
+	for _, p := range paths {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -87,6 +87,17 @@ func (r *Repo) Run(ctx context.Context, args ...string) (string, error) {
 // before any revision or ref they did not get from git itself, and check
 // it first (ValidSHA, CheckBranchName).
 func (r *Repo) RunInput(ctx context.Context, stdin []byte, args ...string) (string, error) {
+	return r.run(ctx, stdin, nil, args)
+}
+
+// runPaths runs a git command whose pathspecs are literal paths
+// (GIT_LITERAL_PATHSPECS): a state file named "*.json" or ":(glob)x" is
+// that one file, never a pattern that sweeps in others.
+func (r *Repo) runPaths(ctx context.Context, args ...string) (string, error) {
+	return r.run(ctx, nil, []string{"GIT_LITERAL_PATHSPECS=1"}, args)
+}
+
+func (r *Repo) run(ctx context.Context, stdin []byte, extraEnv, args []string) (string, error) {
 	limit := r.MaxOutput
 	if limit <= 0 {
 		limit = DefaultMaxOutput
@@ -96,7 +107,7 @@ func (r *Repo) RunInput(ctx context.Context, stdin []byte, args ...string) (stri
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	env := append(gitEnv(args), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	env := append(append(gitEnv(args), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), extraEnv...)
 	res := r.Runner.Run(ctx, proc.Spec{Argv: append([]string{"git", "-C", r.Dir}, args...), Dir: r.Dir, Env: env, Timeout: timeout, Output: out, Stdin: stdin, KillGrace: 2 * time.Second, Light: true, HaltFile: r.HaltFile})
 	if res.Halted {
 		return out.String(), fmt.Errorf("git %s: %w", strings.Join(args, " "), ErrHalted)
@@ -275,27 +286,84 @@ func (r *Repo) Busy(ctx context.Context) (string, bool) {
 	return "", false
 }
 
+// Commit is a commit of state files: what Step 6-D prints it made.
+type Commit struct {
+	// SHA is the commit's full object name.
+	SHA string
+	// Branch is the branch it was made on ("main"); a commit is never made
+	// on a detached HEAD (Busy).
+	Branch string
+	// Files are the paths the commit changed, relative to Repo.Dir, as git
+	// lists them.
+	Files []string
+}
+
+// Short is the commit's name abbreviated to 7 digits, as people quote it.
+func (c Commit) Short() string { return shortSHA(c.SHA) }
+
+func shortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
 // CommitPaths stages exactly paths and commits only them, whatever else is
 // staged: a user's own staged work is never swept into the commit. It
 // reports committed false when none of the paths changed.
 func (r *Repo) CommitPaths(ctx context.Context, msg string, paths []string) (bool, error) {
+	c, err := r.CommitFiles(ctx, msg, paths)
+	return c != nil, err
+}
+
+// CommitFiles is CommitPaths returning the commit made: its SHA, branch and
+// the files it changed; nil when none of the paths changed. Paths are
+// relative to Repo.Dir and each must exist or be tracked (git add refuses
+// a path that is neither).
+func (r *Repo) CommitFiles(ctx context.Context, msg string, paths []string) (*Commit, error) {
 	if len(paths) == 0 {
-		return false, nil
+		return nil, nil
 	}
-	if _, err := r.Run(ctx, append([]string{"add", "--"}, paths...)...); err != nil {
-		return false, err
+	if _, err := r.runPaths(ctx, append([]string{"add", "--"}, paths...)...); err != nil {
+		return nil, err
 	}
-	out, err := r.Run(ctx, append([]string{"diff", "--cached", "--name-only", "--"}, paths...)...)
+	out, err := r.runPaths(ctx, append([]string{"diff", "--cached", "--name-only", "--"}, paths...)...)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if strings.TrimSpace(out) == "" {
-		return false, nil
+		return nil, nil
 	}
-	if _, err := r.Run(ctx, append([]string{"commit", "--quiet", "-m", msg, "--only", "--"}, paths...)...); err != nil {
-		return false, err
+	if _, err := r.runPaths(ctx, append([]string{"commit", "--quiet", "-m", msg, "--only", "--"}, paths...)...); err != nil {
+		return nil, err
 	}
-	return true, nil
+	c := &Commit{}
+	// What the commit holds is read back from it, not assumed from the
+	// paths asked for: unchanged paths are in no commit.
+	sha, err := r.Run(ctx, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	c.SHA = strings.TrimSpace(sha)
+	branch, _ := r.Run(ctx, "symbolic-ref", "-q", "--short", "HEAD")
+	c.Branch = strings.TrimSpace(branch)
+	files, err := r.Run(ctx, "diff-tree", "-r", "--root", "--no-commit-id", "--name-only", "-z", "--relative", c.SHA)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range strings.Split(files, "\x00") {
+		if f != "" {
+			c.Files = append(c.Files, f)
+		}
+	}
+	return c, nil
+}
+
+// Tracked reports whether path (relative to the repository) is in the
+// index: false for a file git has never been told about.
+func (r *Repo) Tracked(ctx context.Context, path string) bool {
+	_, err := r.runPaths(ctx, "ls-files", "--error-unmatch", "--", path)
+	return err == nil
 }
 
 // HasRemote reports whether the repository has any remote.
@@ -304,13 +372,121 @@ func (r *Repo) HasRemote(ctx context.Context) bool {
 	return err == nil && strings.TrimSpace(out) != ""
 }
 
-// Push pushes the current branch to its upstream, or to origin under the
-// same name when it has none.
-func (r *Repo) Push(ctx context.Context) error {
-	if _, err := r.Run(ctx, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"); err == nil {
-		_, err := r.Run(ctx, "push", "--quiet")
-		return err
+// Upstream is where the current branch pushes: its upstream, as
+// branch.<name>.remote and branch.<name>.merge configure it.
+type Upstream struct {
+	// Branch is the current branch ("main").
+	Branch string
+	// Remote is the upstream's remote ("origin"), Ref its branch there
+	// ("refs/heads/main").
+	Remote, Ref string
+}
+
+// RemoteBranch is the upstream's branch name on the remote ("main").
+func (u Upstream) RemoteBranch() string { return strings.TrimPrefix(u.Ref, "refs/heads/") }
+
+// String is the upstream as git prints it: "origin/main".
+func (u Upstream) String() string { return u.Remote + "/" + u.RemoteBranch() }
+
+// NoPushError says why PushUpstream pushed nothing, in words a user can
+// act on; it is not a failure of git.
+type NoPushError struct{ Why string }
+
+func (e *NoPushError) Error() string { return e.Why }
+
+// Upstream returns the current branch's upstream. A *NoPushError explains
+// why there is none to push to: a detached HEAD, a branch without an
+// upstream, an upstream that is a local branch.
+func (r *Repo) Upstream(ctx context.Context) (Upstream, error) {
+	branch, err := r.Run(ctx, "symbolic-ref", "-q", "--short", "HEAD")
+	branch = strings.TrimSpace(branch)
+	if err != nil || branch == "" {
+		return Upstream{}, &NoPushError{Why: "HEAD is detached (no branch, so no upstream)"}
 	}
-	_, err := r.Run(ctx, "push", "--quiet", "origin", "HEAD")
-	return err
+	u := Upstream{Branch: branch}
+	remote, _ := r.Run(ctx, "config", "--get", "branch."+branch+".remote")
+	merge, _ := r.Run(ctx, "config", "--get", "branch."+branch+".merge")
+	u.Remote, u.Ref = strings.TrimSpace(remote), strings.TrimSpace(merge)
+	switch {
+	case u.Remote == "" || u.Ref == "":
+		remotes, _ := r.Run(ctx, "remote")
+		names := strings.Fields(remotes)
+		if len(names) == 0 {
+			return u, &NoPushError{Why: fmt.Sprintf("branch %s has no upstream (the repository has no remote)", branch)}
+		}
+		name := names[0]
+		for _, n := range names {
+			if n == "origin" {
+				name = n
+			}
+		}
+		return u, &NoPushError{Why: fmt.Sprintf("branch %s has no upstream (set one with `git push -u %s %s`, or `git branch --set-upstream-to=%s/<branch>`)", branch, name, branch, name)}
+	case u.Remote == ".":
+		return u, &NoPushError{Why: fmt.Sprintf("the upstream of branch %s is the local branch %s, not a remote", branch, u.RemoteBranch())}
+	case strings.HasPrefix(u.Remote, "-"):
+		return u, &NoPushError{Why: fmt.Sprintf("branch.%s.remote %q is not a remote name", branch, u.Remote)}
+	case !strings.HasPrefix(u.Ref, "refs/heads/") || CheckRefName(u.Ref) != nil:
+		return u, &NoPushError{Why: fmt.Sprintf("branch.%s.merge %q is not a branch", branch, u.Ref)}
+	}
+	return u, nil
+}
+
+// Push is what PushUpstream pushed.
+type Push struct {
+	Upstream
+	// SHA is the commit pushed; Commits how many commits that sent.
+	SHA     string
+	Commits int
+}
+
+// PushUpstream pushes the current branch to its upstream and nowhere
+// else: never another branch, never tags, never submodules, never by
+// force, and whatever push.default, remote.pushDefault or a remote's push
+// refspec say. It pushes only when every commit the upstream lacks
+// (upstream..HEAD) is one of ours (owned, given its subject line): the
+// user's own unpushed commits are theirs to push. A *NoPushError says why
+// nothing was pushed when that was not git failing.
+func (r *Repo) PushUpstream(ctx context.Context, owned func(subject string) bool) (Push, error) {
+	u, err := r.Upstream(ctx)
+	if err != nil {
+		return Push{Upstream: u}, err
+	}
+	p := Push{Upstream: u}
+	head, err := r.Run(ctx, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return p, err
+	}
+	p.SHA = strings.TrimSpace(head)
+	// The remote-tracking branch is what the remote had at the last fetch
+	// or push; without it there is no telling what a push would send.
+	tracking, err := r.Run(ctx, "rev-parse", "--verify", "--quiet", "--symbolic-full-name", "@{upstream}")
+	tracking = strings.TrimSpace(tracking)
+	if err != nil || tracking == "" {
+		return p, &NoPushError{Why: fmt.Sprintf("the upstream %s of branch %s has not been fetched (run `git fetch %s`)", u, u.Branch, u.Remote)}
+	}
+	log, err := r.Run(ctx, "log", "--format=%H %s", tracking+".."+p.SHA, "--")
+	if err != nil {
+		return p, err
+	}
+	var theirs int
+	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
+		if line == "" {
+			continue
+		}
+		p.Commits++
+		_, subject, _ := strings.Cut(line, " ")
+		if owned == nil || !owned(subject) {
+			theirs++
+		}
+	}
+	if theirs > 0 {
+		return p, &NoPushError{Why: fmt.Sprintf("branch %s has %d commit(s) of your own that %s does not have, and only the loop's own commits are pushed for you; `git push` sends them all", u.Branch, theirs, u)}
+	}
+	if p.Commits == 0 {
+		return p, nil
+	}
+	// An explicit SHA:ref refspec: exactly the commits checked above, to
+	// exactly the upstream's branch. No leading "+", so never forced.
+	_, err = r.Run(ctx, "push", "--quiet", "--no-follow-tags", "--recurse-submodules=no", u.Remote, p.SHA+":"+u.Ref)
+	return p, err
 }
