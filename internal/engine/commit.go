@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -80,7 +81,7 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 		c.printf("[Record] Not pushed: git.push is false in %s (set it to true to push state commits to the branch's upstream).", c.configName())
 		return
 	}
-	push, err := repo.PushUpstream(ctx, func(subject string) bool { return strings.HasPrefix(subject, commitPrefix) })
+	push, err := repo.PushUpstream(ctx, c.ownCommit)
 	var np *gitrepo.NoPushError
 	switch {
 	case errors.As(err, &np):
@@ -231,4 +232,11 @@ func dedupePaths(paths []string) []string {
 		}
 	}
 	return out
+}
+
+// ownCommit says whether a commit is the loop's own, which 6-D may push:
+// a state commit, or one this cycle made (an auto-merge's squash commit
+// on a plain-git forge, an automatic rollback's revert).
+func (c *cycle) ownCommit(sha, subject string) bool {
+	return strings.HasPrefix(subject, commitPrefix) || slices.Contains(c.ownCommits, sha)
 }

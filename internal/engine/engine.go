@@ -193,6 +193,9 @@ type cycle struct {
 	// createdPRs are the PRs this cycle opened, as the forge lists them
 	// (number, title, branch), for the decision log's prs_created.
 	createdPRs []state.CreatedPR
+	// ownCommits are the commits this cycle made on the branch (an
+	// auto-merge's squash commit, a rollback's revert): 6-D may push them.
+	ownCommits []string
 	// proposalsWritten are the skill proposals 5-B wrote this cycle.
 	proposalsWritten []string
 }

@@ -117,6 +117,9 @@ func (c *cycle) postProcessPR(ctx context.Context, f *record.Facts, pr int, run 
 	repo, isRepo := c.openRepo(ctx)
 	if isRepo {
 		c.syncAfterMerge(ctx, repo)
+		// A plain-git merge is a commit this cycle made on the branch:
+		// the loop's own, to push with its state (6-D).
+		c.noteOwnCommit(ctx, repo)
 	}
 	if err := c.healthCheck(ctx); err == nil {
 		c.printf("[Act] Auto-merged PR #%d (low-risk, opt-in). Health: ok.", pr)
@@ -171,10 +174,14 @@ func (c *cycle) rollbackMerge(ctx context.Context, repo *gitrepo.Repo, isRepo bo
 			if _, err := repo.Run(ctx, "revert", "--no-edit", "HEAD"); err != nil {
 				pushFailed = " REVERT FAILED (" + err.Error() + ") — the bad merge is still on the branch."
 			} else if repo.HasRemote(ctx) {
-				if _, err := repo.Run(ctx, "push", "--quiet", "origin", "HEAD"); err != nil {
+				// Pushed as 6-D pushes: to the current branch's upstream
+				// only, and only the loop's own commits (the revert, state
+				// commits), never whatever else is on HEAD.
+				c.noteOwnCommit(ctx, repo)
+				if _, err := repo.PushUpstream(ctx, c.ownCommit); err != nil {
 					c.printf("[Rollback] ⚠ Revert committed locally but push FAILED: %v", err)
 					if onRemote {
-						c.printf("[Rollback] Remote still has the bad merge. Push manually: git push origin HEAD")
+						c.printf("[Rollback] Remote still has the bad merge. Push the revert by hand: git push")
 						pushFailed = " PUSH FAILED — remote still has the bad merge."
 					} else {
 						pushFailed = " PUSH FAILED (the merge itself was never pushed; push the revert with the next cycle or by hand)."
@@ -354,3 +361,12 @@ func shortSHA(s string) string {
 // like a skill's, without ooda's credentials (goals.json is state a skill
 // can write, so its commands are as untrusted as a skill).
 func envList() []string { return secret.ChildEnv(os.Environ(), nil, false) }
+
+// noteOwnCommit records HEAD as a commit this cycle made (see ownCommit).
+func (c *cycle) noteOwnCommit(ctx context.Context, repo *gitrepo.Repo) {
+	if head, err := repo.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
+		if sha := strings.TrimSpace(head); gitrepo.ValidSHA(sha) {
+			c.ownCommits = append(c.ownCommits, sha)
+		}
+	}
+}

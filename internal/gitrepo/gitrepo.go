@@ -443,10 +443,10 @@ type Push struct {
 // else: never another branch, never tags, never submodules, never by
 // force, and whatever push.default, remote.pushDefault or a remote's push
 // refspec say. It pushes only when every commit the upstream lacks
-// (upstream..HEAD) is one of ours (owned, given its subject line): the
+// (upstream..HEAD) is one of ours (owned, given its SHA and subject line): the
 // user's own unpushed commits are theirs to push. A *NoPushError says why
 // nothing was pushed when that was not git failing.
-func (r *Repo) PushUpstream(ctx context.Context, owned func(subject string) bool) (Push, error) {
+func (r *Repo) PushUpstream(ctx context.Context, owned func(sha, subject string) bool) (Push, error) {
 	u, err := r.Upstream(ctx)
 	if err != nil {
 		return Push{Upstream: u}, err
@@ -474,8 +474,8 @@ func (r *Repo) PushUpstream(ctx context.Context, owned func(subject string) bool
 			continue
 		}
 		p.Commits++
-		_, subject, _ := strings.Cut(line, " ")
-		if owned == nil || !owned(subject) {
+		sha, subject, _ := strings.Cut(line, " ")
+		if owned == nil || !owned(sha, subject) {
 			theirs++
 		}
 	}

@@ -138,7 +138,7 @@ func TestHooksAndFsmonitorDoNotSeeCredentials(t *testing.T) {
 		t.Fatalf("committed %v, %v", committed, err)
 	}
 	os.WriteFile(filepath.Join(dir, ".git", "hooks", "pre-push"), []byte("#!/bin/sh\nenv > '"+dumps+"/pre-push'\n"), 0o755)
-	if _, err := r.PushUpstream(ctx, func(string) bool { return true }); err != nil {
+	if _, err := r.PushUpstream(ctx, func(string, string) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dumps, "pre-push")); err != nil || !strings.Contains(string(b), "GITHUB_TOKEN="+tok) {
@@ -233,7 +233,7 @@ func withRemote(t *testing.T) (dir, remote string, git func(args ...string) stri
 }
 
 // ours is the owned test of Step 6-D's commits.
-func ours(subject string) bool { return strings.HasPrefix(subject, "evolve: cycle #") }
+func ours(_, subject string) bool { return strings.HasPrefix(subject, "evolve: cycle #") }
 
 func TestCommitFilesSaysWhatItCommitted(t *testing.T) {
 	dir, git := setup(t)
