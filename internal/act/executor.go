@@ -42,8 +42,11 @@ type Response struct {
 	Halted   bool
 	// Canceled is set when the cycle itself was interrupted (a signal).
 	Canceled bool
-	ExitCode int
-	Elapsed  time.Duration
+	// NotStarted is set when the process could not be started at all (no
+	// such file, not executable); Error says why, and so does the output.
+	NotStarted bool
+	ExitCode   int
+	Elapsed    time.Duration
 	// Executor describes what ran, e.g. "command ./scan.sh" or "builtin health".
 	Executor string
 	// Warnings are problems that did not stop the run, such as an env
@@ -189,7 +192,21 @@ func (c *Command) Execute(ctx context.Context, r Request) Response {
 	out := Response{OK: res.OK(), ExitCode: res.ExitCode, Elapsed: res.Elapsed, TimedOut: res.TimedOut, Halted: res.Halted, Canceled: res.Canceled, Executor: c.Describe(), Warnings: warnings, Survivors: res.Survivors}
 	switch {
 	case res.StartErr != nil:
+		out.NotStarted = true
 		out.Error = fmt.Sprintf("cannot start %s: %v", c.Argv[0], res.StartErr)
+		if h := startHint(res.StartErr, c.Argv[0], r.ProjectDir); h != "" {
+			out.Error += " (" + h + ")"
+		}
+		if r.Output != nil {
+			// Nothing ran, so nothing else will be in the run log: the
+			// reason is what its reader needs.
+			source := c.Source
+			if source == "" {
+				source = "command"
+			}
+			argv, _ := json.Marshal(c.Argv)
+			fmt.Fprintf(r.Output, "ooda: %s\nooda: the command is %s (%s.command)\n", out.Error, argv, source)
+		}
 	case res.TimedOut:
 		out.Error = fmt.Sprintf("TIMEOUT: /%s exceeded %s", config.SkillKey(r.Skill), timeout)
 	case res.Halted:

@@ -8,6 +8,10 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ooda-loop/ooda/internal/safetext"
 )
 
 // Bounds on a report's numbers. JSON cannot carry an infinity, but finite
@@ -25,6 +29,11 @@ const (
 	// scores (which may be negative: an extension can lower a priority).
 	MaxExtensionValue = 1e6
 )
+
+// SummaryMax bounds, in runes, a report's summary as the cycle prints and
+// records it (the [Act] line, the CHANGELOG entry, the decision log); the
+// report itself is kept whole under runs/.
+const SummaryMax = 300
 
 // ReportAction is one action a skill proposes (input to 5-C2).
 type ReportAction struct {
@@ -129,4 +138,26 @@ func (r *Report) HadOutputDefault(stateChanged bool) bool {
 		return *r.HadOutput
 	}
 	return len(r.Actions) > 0 || r.CreatedPR() || len(r.Alerts) > 0 || stateChanged
+}
+
+// SummaryLine is the report's summary as the cycle shows and records it:
+// on one line (every run of white space one space), without the
+// characters that could drive a terminal (safetext.Unsafe), and cut to
+// SummaryMax runes, "…" marking a cut. It is "" without a report or a
+// summary.
+func (r *Report) SummaryLine() string {
+	if r == nil {
+		return ""
+	}
+	s := strings.Map(func(c rune) rune {
+		if c == utf8.RuneError || safetext.Unsafe(c) {
+			return ' '
+		}
+		return c
+	}, r.Summary)
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > SummaryMax {
+		s = string([]rune(s)[:SummaryMax-1]) + "…"
+	}
+	return s
 }

@@ -96,20 +96,23 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 
 // cycleDoc is the --json document of `ooda cycle` (CLI.md).
 type cycleDoc struct {
-	Status      string      `json:"status"`
-	Reason      *string     `json:"reason"`
-	Cycle       *int        `json:"cycle"`
-	Scores      []scoreDoc  `json:"scores"`
-	Winner      *winnerDoc  `json:"winner"`
-	Result      *string     `json:"result"`
-	ResultType  *string     `json:"result_type"`
-	Quality     *float64    `json:"quality_multiplier"`
-	PRNumber    *int        `json:"pr_number"`
-	HaltCreated bool        `json:"halt_created"`
-	Notes       []string    `json:"notes"`
-	Elapsed     float64     `json:"elapsed_seconds"`
-	Error       *string     `json:"error,omitempty"`
-	Decide      *decideNote `json:"decide,omitempty"`
+	Status      string     `json:"status"`
+	Reason      *string    `json:"reason"`
+	Cycle       *int       `json:"cycle"`
+	Scores      []scoreDoc `json:"scores"`
+	Winner      *winnerDoc `json:"winner"`
+	Result      *string    `json:"result"`
+	ResultType  *string    `json:"result_type"`
+	Quality     *float64   `json:"quality_multiplier"`
+	PRNumber    *int       `json:"pr_number"`
+	HaltCreated bool       `json:"halt_created"`
+	Notes       []string   `json:"notes"`
+	Elapsed     float64    `json:"elapsed_seconds"`
+	// Summary is what the skill's report said it found; absent when it
+	// said nothing (an addition to CLI.md's shape).
+	Summary *string     `json:"summary,omitempty"`
+	Error   *string     `json:"error,omitempty"`
+	Decide  *decideNote `json:"decide,omitempty"`
 }
 
 type decideNote struct {
@@ -162,6 +165,10 @@ func strp(s string) *string {
 func cycleJSON(res engine.Result, err error) cycleDoc {
 	d := cycleDoc{Status: res.Status, Reason: strp(res.Reason), Scores: []scoreDoc{}, Notes: res.Notes,
 		HaltCreated: res.HaltCreated, Elapsed: math.Round(res.Elapsed.Seconds()*1000) / 1000, PRNumber: res.PRNumber, Quality: res.Quality}
+	if res.Summary != "" {
+		sum := res.Summary
+		d.Summary = &sum
+	}
 	if d.Notes == nil {
 		d.Notes = []string{}
 	}

@@ -108,8 +108,22 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 			what += " (" + res.Reason + ")"
 		}
 		fmt.Fprintf(out, "cycle #%-2d %s  %-15s%s → %s\n", res.Cycle, clk.Now().Format("2006-01-02 15:04"), safetext.Text(winner), score, safetext.Text(what))
-		rows = append(rows, map[string]any{"cycle": res.Cycle, "winner": winner, "result_type": res.ResultType, "status": res.Status})
-		if code := res.ExitCode(); code != 0 {
+		if res.Summary != "" {
+			// What the skill said it found, under the row it explains.
+			fmt.Fprintf(out, "          %s reports: %s\n", safetext.Text(res.Decision.Winner.Skill), safetext.Text(res.Summary))
+		}
+		rows = append(rows, map[string]any{"cycle": res.Cycle, "winner": winner, "result_type": res.ResultType, "status": res.Status, "summary": res.Summary})
+		switch code := res.ExitCode(); code {
+		case ExitOK:
+		case ExitSkillFailed:
+			// A failed skill is part of what the demo shows: its [Act]
+			// lines say why, and the next cycle goes on.
+			for _, l := range strings.Split(log.String(), "\n") {
+				if strings.HasPrefix(l, "[Act]") || strings.HasPrefix(l, "  | ") {
+					fmt.Fprintf(out, "          %s\n", l)
+				}
+			}
+		default:
 			fmt.Fprint(out, log.String())
 			return withCode(code, nil)
 		}

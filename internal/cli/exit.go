@@ -13,6 +13,9 @@ const (
 	ExitInternal = 1
 	ExitUsage    = 2
 	ExitHalted   = 3
+	// ExitSkillFailed: the cycle was recorded, but its skill failed (a
+	// non-zero exit, a timeout, no start); engine.Result.ExitCode says when.
+	ExitSkillFailed = engine.ExitSkillFailed
 )
 
 // exitError carries an exit code through cobra's error return.

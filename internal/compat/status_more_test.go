@@ -419,6 +419,13 @@ func dashboardProject(t *testing.T) dashboardRun {
 			if res.Status != engine.StatusSkipped || res.ExitCode() != 0 {
 				t.Fatalf("cycle at %s: status %s reason %s, want a skip\n%s", now.Format(time.RFC3339), res.Status, res.Reason, out)
 			}
+		} else if p.mode == "fail" {
+			// The skill fails: recorded, and exit 4 says so.
+			var res engine.Result
+			res, out = cycle(t, dir, now, fg)
+			if res.Status != engine.StatusCompleted || res.ExitCode() != 4 {
+				t.Fatalf("cycle at %s: status %s reason %s exit %d, want a failed skill (exit 4)\n%s", now.Format(time.RFC3339), res.Status, res.Reason, res.ExitCode(), out)
+			}
 		} else {
 			_, out = completed(t, dir, now, fg)
 		}

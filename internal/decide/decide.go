@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/ooda-loop/ooda/internal/config"
 )
 
 // ImplementationDomain is the name of the virtual domain of 3-A2.
@@ -11,14 +13,17 @@ const ImplementationDomain = "implementation"
 
 // Skip reasons Decide can return (CLI.md reason codes).
 const (
-	ReasonNoScoreable        = "no_scoreable_domains"
-	ReasonBelowMinimum       = "all_scores_below_minimum"
-	ReasonGoalsMetIdle       = "goals_met_idle"
-	ReasonBelowConfidence    = "all_below_confidence_no_fallback"
-	GuidanceCriticalAlert    = "critical_alert"
-	GuidanceStablePattern    = "stable_pattern"
-	ExcludedCooldown         = "cooldown"
-	ExcludedQuarantined      = "quarantined"
+	ReasonNoScoreable     = "no_scoreable_domains"
+	ReasonBelowMinimum    = "all_scores_below_minimum"
+	ReasonGoalsMetIdle    = "goals_met_idle"
+	ReasonBelowConfidence = "all_below_confidence_no_fallback"
+	GuidanceCriticalAlert = "critical_alert"
+	GuidanceStablePattern = "stable_pattern"
+	ExcludedCooldown      = "cooldown"
+	ExcludedQuarantined   = "quarantined"
+	// ExcludedLevel marks a domain that progressive_complexity's current
+	// level leaves out (3-G): it is shown, never scored.
+	ExcludedLevel            = "level"
 	minScore                 = 0.5
 	stablePatternConfidence  = 0.8
 	stablePatternRunLength   = 3
@@ -52,6 +57,9 @@ type Option struct {
 	Executions      int
 	Index           int
 	Reasons         []string
+	// NeedsLevel is, for an option excluded by level, the lowest
+	// progressive_complexity level at which the domain takes part.
+	NeedsLevel int
 }
 
 // Decision is Decide's result.
@@ -91,10 +99,15 @@ func Decide(in Input) Decision {
 	// artifact axis exists every cycle is a feature cycle.
 	d.note("3-K: cycle mode feature")
 
-	cands, impl := filter(in)
+	cands, impl, cut := filter(in)
 	d.note(fmt.Sprintf("3-G: level %d keeps %d domain(s)%s", cfg.ProgressiveComplex.CurrentLevel, len(cands), map[bool]string{true: " + implementation", false: ""}[impl]))
+	levelRows := levelExcluded(in, cut)
+	if len(levelRows) > 0 {
+		d.note(fmt.Sprintf("3-G: level %d excludes %d domain(s)", cfg.ProgressiveComplex.CurrentLevel, len(levelRows)))
+	}
 	if len(cands) == 0 && !impl {
 		d.SkipReason = ReasonNoScoreable
+		d.Options = levelRows
 		return d
 	}
 	sig := computeSignals(in, cands, impl)
@@ -136,6 +149,10 @@ func Decide(in Input) Decision {
 	rank(d.Options)
 	lessonTieBreak(in, &d)
 	d.note("3-D: scored " + fmt.Sprint(len(d.Options)) + " option(s)")
+	// The domains the level leaves out close the table, one row each,
+	// so that none vanishes without a word; being excluded, they are
+	// never eligible below.
+	d.Options = append(d.Options, levelRows...)
 
 	eligible := make([]int, 0, len(d.Options))
 	for i, o := range d.Options {
@@ -230,6 +247,9 @@ func (d *Decision) note(s string) { d.Notes = append(d.Notes, s) }
 
 func (d *Decision) explainAll(why string) {
 	for i := range d.Options {
+		if d.Options[i].Excluded == ExcludedLevel {
+			continue // not scored: its own reason says why
+		}
 		d.Options[i].Reasons = append(d.Options[i].Reasons, why)
 	}
 }
@@ -242,6 +262,8 @@ func (d *Decision) explainLosers(wi int) {
 		}
 		o := &d.Options[i]
 		switch {
+		case o.Excluded == ExcludedLevel:
+			// Not scored: its own reason says why.
 		case o.Excluded != "":
 			o.Reasons = append(o.Reasons, "excluded: "+o.Excluded)
 		case d.Gated && i < wi:
@@ -274,10 +296,11 @@ func (in Input) confidence(d string) float64 {
 	return in.Config.Confidence.Initial
 }
 
-// filter is 3-G: active domains, sorted by weight, cut to the level's limit.
-func filter(in Input) ([]Domain, bool) {
+// filter is 3-G: active domains, sorted by weight, cut to the level's
+// limit. cut holds the domains the limit left out, heaviest first.
+func filter(in Input) (act []Domain, impl bool, cut []Domain) {
 	cfg := in.Config
-	act := make([]Domain, 0, len(in.Domains))
+	act = make([]Domain, 0, len(in.Domains))
 	byName := make(map[string]int, len(cfg.Domains))
 	for i, cd := range cfg.Domains {
 		byName[cd.Name] = i
@@ -298,10 +321,11 @@ func filter(in Input) ([]Domain, bool) {
 	level := cfg.ProgressiveComplex.CurrentLevel
 	if level <= 1 {
 		if n, all := cfg.ProgressiveComplex.Level(level).DomainLimit(); !all && n < len(act) {
-			act = act[:max(n, 0)]
+			n = max(n, 0)
+			act, cut = act[:n], act[n:]
 		}
 	}
-	impl := level >= 3 && cfg.Implementation.Enabled
+	impl = level >= 3 && cfg.Implementation.Enabled
 	if impl {
 		// A real domain named "implementation" stands in for the virtual one.
 		for _, d := range act {
@@ -310,7 +334,45 @@ func filter(in Input) ([]Domain, bool) {
 			}
 		}
 	}
-	return act, impl
+	return act, impl, cut
+}
+
+// levelExcluded is the score-table row of each domain 3-G's level limit
+// left out: no term is computed, and NeedsLevel is the lowest level that
+// keeps it. cut is in filter's order (heaviest first), which follows the
+// kept domains: the first cut domain is the (limit+1)-th heaviest.
+func levelExcluded(in Input, cut []Domain) []Option {
+	if len(cut) == 0 {
+		return nil
+	}
+	pc := in.Config.ProgressiveComplex
+	level := pc.CurrentLevel
+	kept := 0
+	if n, all := pc.Level(level).DomainLimit(); !all {
+		kept = max(n, 0)
+	}
+	out := make([]Option, 0, len(cut))
+	for i, c := range cut {
+		need := neededLevel(pc, level, kept+i)
+		o := Option{Domain: c.Name, Skill: c.PrimarySkill, Weight: c.Weight, Hours: ptr(c.Hours), Index: c.Index,
+			Confidence: in.confidence(c.Name), Executions: in.DomainExecutions[c.Name], Excluded: ExcludedLevel, NeedsLevel: need}
+		o.Reasons = []string{fmt.Sprintf("excluded: level: progressive_complexity.current_level %d scores only the %d heaviest domain(s); %s takes part from level %d (set progressive_complexity.current_level to %d in config.json)",
+			level, kept, c.Name, need, need)}
+		out = append(out, o)
+	}
+	return out
+}
+
+// neededLevel is the lowest level above current whose limit keeps the
+// domain at rank pos (0-based, heaviest first). Levels from 2 up keep
+// every domain, whatever their configured limit says.
+func neededLevel(pc config.Progressive, current, pos int) int {
+	for l := current + 1; l < 2; l++ {
+		if n, all := pc.Level(l).DomainLimit(); all || n > pos {
+			return l
+		}
+	}
+	return 2
 }
 
 func contains(list []string, s string) bool {

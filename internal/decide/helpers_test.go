@@ -89,10 +89,26 @@ func hasOption(d Decision, name string) bool {
 	return slices.Contains(optionNames(d), name)
 }
 
+// optionNames are the scored options in rank order: the rows of domains
+// the level leaves out (never scored, always last) are checked on their
+// own (levelNames).
 func optionNames(d Decision) []string {
 	out := make([]string, 0, len(d.Options))
 	for _, o := range d.Options {
-		out = append(out, o.Domain)
+		if o.Excluded != ExcludedLevel {
+			out = append(out, o.Domain)
+		}
+	}
+	return out
+}
+
+// levelNames are the options excluded by level, in table order.
+func levelNames(d Decision) []string {
+	var out []string
+	for _, o := range d.Options {
+		if o.Excluded == ExcludedLevel {
+			out = append(out, o.Domain)
+		}
 	}
 	return out
 }

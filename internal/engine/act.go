@@ -3,9 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/act"
@@ -44,6 +47,16 @@ type skillRun struct {
 	changed   bool
 	newAlerts bool
 	alerting  bool
+	// summary is the report's summary as shown and recorded
+	// (act.Report.SummaryLine).
+	summary string
+	// logPath is the run log, relative to the project root, when one was
+	// written; tail is the end of the output of a run that failed.
+	logPath string
+	tail    []string
+	// notStarted: nothing ran (no executor, a command that cannot be
+	// started); errMsg is all there is to say.
+	notStarted bool
 }
 
 // events are the events a skill reported for cascade detection (2-B3):
@@ -77,7 +90,8 @@ func (r skillRun) events() []string {
 // context, keeps its log and reads back its report and output files.
 func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, skill string, conf float64, focus string) skillRun {
 	cfg := c.cfg
-	r := skillRun{skill: skill, domain: domain}
+	// Not started until its executor says otherwise.
+	r := skillRun{skill: skill, domain: domain, notStarted: true}
 	var before state.DomainState
 	stateFile := ""
 	if dc, ok := cfg.Domains.Get(domain); ok {
@@ -98,8 +112,19 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	}
 	exec, err := c.opts.Registry.Resolve(cfg, skill)
 	if err != nil {
-		c.printf("[Act] %s: %v", skill, err)
 		r.errMsg = err.Error()
+		why := r.errMsg
+		var none *act.ErrNoExecutor
+		if errors.As(err, &none) {
+			why += " (config.json has no skills entry for it, no built-in skill has its name, and agent.command is not set)"
+		}
+		c.printf("[Act] %s: %s", skill, why)
+		// The run log says why nothing ran, where a failed run's reader
+		// looks; a name the store refuses gets none.
+		if c.store.PrepareRunsDir(c.res.Cycle, skill) == nil {
+			c.printNotices()
+			c.saveRunLog(&r, []byte("ooda: "+why+"\n"))
+		}
 		return r
 	}
 	err = c.store.PrepareRunsDir(c.res.Cycle, skill)
@@ -135,12 +160,12 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	if tail.Truncated() {
 		logData = append([]byte("[output truncated to the last 1 MiB]\n"), logData...)
 	}
-	if err := c.store.SaveRunLog(c.res.Cycle, skill, logData); err != nil {
-		c.printf("[WARN] could not keep the run log: %v", err)
-	}
+	c.saveRunLog(&r, logData)
 	r.halted, r.canceled, r.timedOut = resp.Halted, resp.Canceled, resp.TimedOut
+	r.notStarted = resp.NotStarted
 	if !resp.OK {
 		r.errMsg = resp.Error
+		r.tail = act.LastLines(logData, act.FailureTailLines, act.FailureTailBytes)
 		return r
 	}
 	r.ok = true
@@ -164,10 +189,19 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 		after, aerr = c.store.ReadDomainState(stateFile)
 		c.refused(inputKey(stateFile), aerr)
 	}
-	changed := after.Found && (!before.Found || string(before.Bytes) != string(after.Bytes))
+	// Only what the skill found counts: a state file that differs in its
+	// last_run (or another timestamp, act.VolatileKeys) alone is unchanged.
+	var beforeBytes []byte
+	if before.Found {
+		beforeBytes = before.Bytes
+	}
+	changed := after.Found && act.StateChanged(beforeBytes, after.Bytes)
 	newAlerts := !reflect.DeepEqual(urgentSet(before.Alerts), urgentSet(after.Alerts)) && len(urgentSet(after.Alerts)) > 0
 	r.hadOutput = r.report.HadOutputDefault(changed || newAlerts)
 	r.changed, r.newAlerts, r.alerting = changed, newAlerts, len(urgentSet(after.Alerts)) > 0
+	if r.summary = r.report.SummaryLine(); r.summary != "" {
+		c.printf("[Act] %s reports: %s", skill, r.summary)
+	}
 	if rep := r.report; rep != nil {
 		if rep.CostUSD != nil {
 			r.cost = *rep.CostUSD
@@ -256,6 +290,8 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 	c.snap.State.ConsecutiveSilentFailures = 0
 	f.Result = "success"
 	f.HadOutput = run.hadOutput
+	f.Summary = run.summary
+	c.res.Summary = run.summary
 	if run.pr != nil {
 		f.PRNumber = run.pr
 		tier := 3
@@ -295,12 +331,67 @@ func (c *cycle) absorbFailure(f *record.Facts, run skillRun, primary bool) bool 
 	case run.started:
 		c.printf("[Act] %s failed: %s", run.skill, run.errMsg)
 	}
+	c.printFailureLog(run)
 	if primary {
 		f.Result, f.Error = "error", run.errMsg
 		c.res.SkillError = run.errMsg
 	}
-	c.skillFailed(run.domain, run.skill, run.errMsg)
+	c.res.FailedSkills = append(c.res.FailedSkills, run.skill)
+	c.skillFailed(run.domain, run.skill, run.errMsg, run.logPath)
 	return false
+}
+
+// shownPath is rel, a path relative to the project root, as the user can
+// open it from the working directory: unchanged there, relative to it from
+// a directory inside the project (ooda finds the project from one), else
+// absolute.
+func (c *cycle) shownPath(rel string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return filepath.Join(c.store.Root, rel)
+	}
+	if wd == c.store.Root {
+		return rel
+	}
+	abs := filepath.Join(c.store.Root, rel)
+	if r, err := filepath.Rel(wd, abs); err == nil && strings.HasPrefix(wd, c.store.Root+string(filepath.Separator)) {
+		return r
+	}
+	return abs
+}
+
+// saveRunLog keeps a run's output as its run log and remembers where.
+func (c *cycle) saveRunLog(r *skillRun, data []byte) {
+	if err := c.store.SaveRunLog(c.res.Cycle, r.skill, data); err != nil {
+		c.printf("[WARN] could not keep the run log: %v", err)
+		return
+	}
+	r.logPath = c.store.RunLogPath(c.res.Cycle, r.skill)
+	if rel, err := filepath.Rel(c.store.Root, r.logPath); err == nil {
+		r.logPath = rel
+	}
+}
+
+// printFailureLog shows why a skill failed without opening its log: the
+// last lines of its output (each escaped by printf, so a line cannot pass
+// for one of the cycle's own) and the path of the whole log.
+func (c *cycle) printFailureLog(run skillRun) {
+	if run.logPath == "" {
+		return
+	}
+	log := c.shownPath(run.logPath)
+	switch {
+	case run.notStarted:
+		c.printf("[Act] %s did not start; its log: %s", run.skill, log)
+		return
+	case len(run.tail) == 0:
+		c.printf("[Act] %s printed nothing; its log: %s", run.skill, log)
+		return
+	}
+	c.printf("[Act] Last %d line(s) of %s's output (full log: %s):", len(run.tail), run.skill, log)
+	for _, l := range run.tail {
+		c.printf("  | %s", l)
+	}
 }
 
 // rotation reads the winner's rotation cursor (4-B): the focus item of
@@ -525,21 +616,39 @@ func urgentSet(as []state.Alert) map[string]bool {
 
 // skillFailed records an execution error (4-B): a skill gap, the silent
 // failure counter, and the HALT once it reaches max_silent_failures. The
-// cycle still completes Step 6 so the failure is recorded.
-func (c *cycle) skillFailed(domain, skill, msg string) {
+// cycle still completes Step 6 so the failure is recorded. The HALT's
+// reason names the skill, its error and its log, so whoever finds the HALT
+// file knows where to look.
+func (c *cycle) skillFailed(domain, skill, msg, logPath string) {
 	c.addDomainGap(domain, "execution_error_"+config.SkillKey(skill), "execution_failure", msg)
-	c.countFailure("skill executions failed")
+	last := "The last: " + skill
+	if domain != "" {
+		last += " of domain " + domain
+	}
+	last += ", " + strings.Join(strings.Fields(msg), " ")
+	if logPath != "" {
+		last += " (log " + logPath + ")"
+	}
+	c.countFailureDetail("skill executions failed", last)
 }
 
 // countFailure is the silent-failure breaker: one more consecutive failure,
 // and the HALT once max_silent_failures is reached. what completes "<n>
 // consecutive ..." in the HALT's reason.
-func (c *cycle) countFailure(what string) {
+func (c *cycle) countFailure(what string) { c.countFailureDetail(what, "") }
+
+// countFailureDetail is countFailure with detail, the last failure, added
+// to the HALT's reason.
+func (c *cycle) countFailureDetail(what, detail string) {
 	c.failureCounted = true
 	st := &c.snap.State
 	st.ConsecutiveSilentFailures++
 	if max := c.cfg.Safety.MaxSilentFailures; max > 0 && st.ConsecutiveSilentFailures >= max && !c.res.HaltCreated {
-		reason := fmt.Sprintf("%d consecutive %s. Unattended operation paused for human review. Delete this file to resume.", st.ConsecutiveSilentFailures, what)
+		reason := fmt.Sprintf("%d consecutive %s. ", st.ConsecutiveSilentFailures, what)
+		if detail != "" {
+			reason += detail + ". "
+		}
+		reason += "Unattended operation paused for human review. Delete this file to resume."
 		if err := c.store.WriteHalt(c.cfg.Safety.HaltFile, reason, c.now); err != nil {
 			c.printf("[WARN] could not create the HALT file: %v", err)
 			return

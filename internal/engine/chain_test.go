@@ -210,7 +210,7 @@ func TestStep4B_RotationCursor(t *testing.T) {
 		t.Skip("compat fixtures not available")
 	}
 	cursor, _ := os.ReadFile(filepath.Join(compat, "fixtures/rotation-cursor/agent/state/ux_evolution/rotation_cursor.json"))
-	cfg := strings.Replace(string(b), `"scoring"`, `"skills": {"/scan-ux": {"command": ["/bin/sh", "-c", "echo \"$OODA_FOCUS_ITEM\" >> focus.txt; printf '{\"last_run\": \"%s\"}' \"$OODA_NOW\" > \"$OODA_STATE_FILE\""]}}, "scoring"`, 1)
+	cfg := strings.Replace(string(b), `"scoring"`, `"skills": {"/scan-ux": {"command": ["/bin/sh", "-c", "echo \"$OODA_FOCUS_ITEM\" >> focus.txt; printf '{\"last_run\": \"%s\", \"focus\": \"%s\"}' \"$OODA_NOW\" \"$OODA_FOCUS_ITEM\" > \"$OODA_STATE_FILE\""]}}, "scoring"`, 1)
 	cfg = strings.Replace(cfg, `"min_cycle_interval_minutes": 30`, `"min_cycle_interval_minutes": 30, "first_cycle_observe_only": false`, 1)
 	dir := project(t, cfg, map[string]string{"agent/state/ux_evolution/rotation_cursor.json": string(cursor)})
 	for i := 0; i < 4; i++ {

@@ -9,11 +9,13 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -115,17 +117,41 @@ type Result struct {
 	// AutoMerged and RolledBack report 4-C and 4-C2.
 	AutoMerged bool
 	RolledBack bool
+	// Summary is the primary skill's report summary, on one line and
+	// bounded (act.Report.SummaryLine); "" when it gave none.
+	Summary string
+	// FailedSkills are the skills of this cycle, primary or chained, that
+	// failed: a non-zero exit, a timeout, or no start at all. A skill an
+	// operator stopped (HALT, a signal) is not among them.
+	FailedSkills []string
+	// NextActAt is the earliest instant the next cycle can run (and, after
+	// an observe-only first cycle, act), set when a cycle was recorded or
+	// skipped as too soon; zero when no interval applies.
+	NextActAt time.Time
 }
 
-// ExitCode maps a result to the CLI exit code (0 success or skip, 3 halted).
+// Exit codes of a cycle (CLI.md).
+const (
+	ExitOK          = 0
+	ExitInternal    = 1
+	ExitHalted      = 3
+	ExitSkillFailed = 4
+)
+
+// ExitCode maps a result to the CLI exit code: 0 success or skip, 1 an
+// internal error, 3 halted (it wins over the rest), 4 the cycle was
+// recorded but a skill of it failed, so cron and CI notice before the
+// breaker halts.
 func (r Result) ExitCode() int {
 	switch {
 	case r.Status == StatusHalted || r.HaltCreated:
-		return 3
+		return ExitHalted
 	case r.Status == StatusError:
-		return 1
+		return ExitInternal
+	case len(r.FailedSkills) > 0:
+		return ExitSkillFailed
 	}
-	return 0
+	return ExitOK
 }
 
 type cycle struct {
@@ -305,6 +331,11 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		}
 	}
 	c.cfg = cfg
+	// Keys the configuration does not define (a misspelt "wieght") are
+	// ignored; say so before anything else, every cycle, until fixed.
+	for _, w := range cfg.Warnings {
+		c.printf("[WARN] %s", w)
+	}
 	// Notification variables are credentials from the start: no skill
 	// sees them, and their values are masked in everything written.
 	notify.RegisterSecrets(cfg.Notifications)
@@ -315,7 +346,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	// 0-A: HALT check.
 	if halted, reason := c.store.HaltExists(cfg.Safety.HaltFile); halted {
 		c.printf("[HALT] Agent stopped. Reason: %s", state.HaltLine(reason))
-		c.printf("Remove to resume: rm %s  (or: ooda resume)", cfg.Safety.HaltFile)
+		c.printf("Remove to resume: rm %s  (or: ooda resume)", c.fromWorkingDir(c.store.Path(cfg.Safety.HaltFile)))
 		c.res.Status, c.res.Reason = StatusHalted, ReasonHalt
 		return *c.res, nil
 	}
@@ -445,7 +476,8 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		c.crashRecovered = true
 		st.CycleInProgress = false
 		snap.Memos.History = appendMemo(snap.Memos.History, mem)
-		if b, err := mem.MarshalJSON(); err == nil {
+		// last_memo is the newest memo's text (the state design's shape).
+		if b, err := json.Marshal(mem.Message); err == nil {
 			snap.Memos.LastMemo = b
 		}
 		// Recovery is written at once (0-C): a cycle that then skips must
@@ -485,6 +517,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 			}
 			if wait > 0 {
 				remaining := int(wait.Minutes() + 0.999)
+				at := ceilSecond(c.now.Add(wait))
 				switch {
 				case opts.DryRun:
 					c.note(fmt.Sprintf("too_soon ignored for dry run (%d min until next cycle)", remaining))
@@ -492,7 +525,10 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 					c.printf("[URGENT] Critical alert detected, bypassing interval.")
 				default:
 					c.printf("[SKIP] Too soon. %d min until next cycle.", remaining)
+					c.printf("[SKIP] The next cycle can run at %s: the last one ran at %s and safety.min_cycle_interval_minutes is %s (a critical alert bypasses it).",
+						state.FormatTime(at), *st.LastCycle, minutes(cfg.Safety.MinCycleIntervalMin))
 					c.res.Status, c.res.Reason = StatusSkipped, ReasonTooSoon
+					c.res.NextActAt = at
 					return c.abandon()
 				}
 			}
@@ -653,7 +689,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	c.printf("[Decide] Skill: %s", w.Skill)
 	c.printf("[Decide] Confidence: %.2f (threshold: %.2f)", w.Confidence, cfg.Safety.ConfidenceThreshold)
 	if observeOnly {
-		c.printf("First cycle complete. Run `ooda cycle` again to take action.")
+		c.firstCycleDone()
 		f.Action, f.Reason, f.Result = "observe_only", ReasonFirstCycle, "observe_only"
 		c.res.Reason = ReasonFirstCycle
 		return c.finish(f, dec)
@@ -682,6 +718,37 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	c.execute(ctx, &f, obs, w, dec.Gated || dec.Guidance == decide.GuidanceCriticalAlert)
 	return c.finish(f, dec)
 }
+
+// firstCycleDone prints the message that ends the observe-only first
+// cycle: when the next cycle can act, and the settings that decide it,
+// since "run it again" followed by a too-soon skip is a broken promise.
+func (c *cycle) firstCycleDone() {
+	c.printf("First cycle complete: it only observes (safety.first_cycle_observe_only).")
+	interval := durationOf(c.cfg.Safety.MinCycleIntervalMin, time.Minute)
+	if interval <= 0 {
+		c.printf("The next `ooda cycle` acts, and can run now (safety.min_cycle_interval_minutes is 0).")
+		return
+	}
+	// The interval counts from last_cycle as it is written, to the second.
+	last, _ := state.ParseTime(state.FormatTime(c.now))
+	at := ceilSecond(last.Add(interval))
+	c.res.NextActAt = at
+	c.printf("The next cycle can act at %s (safety.min_cycle_interval_minutes is %s; a critical alert bypasses it): run `ooda cycle` then.",
+		state.FormatTime(at), minutes(c.cfg.Safety.MinCycleIntervalMin))
+}
+
+// ceilSecond rounds t up to a whole second, the precision state files keep:
+// a cycle at the instant shown is never too soon.
+func ceilSecond(t time.Time) time.Time {
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		return r.Add(time.Second)
+	}
+	return t
+}
+
+// minutes prints a number of minutes as configured, without a spurious
+// fraction.
+func minutes(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // gapInputRefused is the type of the gaps of inputs the state package
 // refused to read.
@@ -912,6 +979,11 @@ func (c *cycle) printTable(d decide.Decision) {
 	c.printf("[Decide] Domain scores:")
 	c.printf("| # | %-16s | %6s | %6s | %7s | %5s | %5s | %6s | %8s |", "Domain", "Hours", "Weight", "Urgent", "Goal", "Conf", "Memo", "SCORE")
 	for i, o := range d.Options {
+		if o.Excluded == decide.ExcludedLevel {
+			// Not scored: one line that says so, and from which level.
+			c.printf("| %d | %-16s | excluded: level (scored from level %d: progressive_complexity.current_level) |", i+1, o.Domain, o.NeedsLevel)
+			continue
+		}
 		hours := "P:" + strconv.Itoa(derefInt(o.Pending))
 		if o.Hours != nil {
 			hours = fmt.Sprintf("%.1f", *o.Hours)
@@ -1017,4 +1089,20 @@ func (c *cycle) heartbeat(lock *state.Lock, timeout time.Duration) func() {
 		}
 	}()
 	return func() { once.Do(func() { close(done) }) }
+}
+
+// fromWorkingDir is the path p as a user types it where ooda was started:
+// relative to the working directory (the project may be a parent of it),
+// else absolute.
+func (c *cycle) fromWorkingDir(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, abs); err == nil {
+			return rel
+		}
+	}
+	return abs
 }

@@ -85,7 +85,7 @@ const threeDomains = `{
 
 const skillScript = `#!/bin/sh
 echo "$OODA_DOMAIN" >> ran.txt
-printf '{"last_run": "%s", "status": "ok"}\n' "$OODA_NOW" > "$OODA_STATE_FILE"
+printf '{"last_run": "%s", "status": "ok", "run": %s}\n' "$OODA_NOW" "$OODA_CYCLE" > "$OODA_STATE_FILE"
 `
 
 func TestStep1A_SeasonModeWeightOverridesAndDisabledDomains(t *testing.T) {

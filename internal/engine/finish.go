@@ -53,6 +53,9 @@ func (c *cycle) baseFacts(obs *observe.Observation, ori orient.Orientation, dec 
 	if len(dec.Options) > 0 {
 		f.Scores = make(map[string]float64, min(len(dec.Options), record.ScoresKept))
 		for _, o := range dec.Options[:min(len(dec.Options), record.ScoresKept)] {
+			if o.Excluded == decide.ExcludedLevel {
+				continue // never scored: a 0 would read as a score
+			}
 			f.Scores[o.Domain] = o.Score
 		}
 	}

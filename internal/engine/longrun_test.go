@@ -644,11 +644,12 @@ func TestLongRun_LensItemLifecycle(t *testing.T) {
 	}
 	dir := project(t, cfg, map[string]string{
 		"values.txt": vs.String(),
-		// The metric of cycle N is line N; last_run changes every cycle, so
-		// every run has output and the futile penalty never applies.
+		// The metric of cycle N is line N; "run" changes every cycle (a new
+		// last_run alone is not output), so every run has output and the
+		// futile penalty never applies.
 		"probe.sh": `#!/bin/sh
 v=$(sed -n "${OODA_CYCLE}p" values.txt)
-printf '{"last_run": "%s", "metrics": {"latency_ms": %s}}\n' "$OODA_NOW" "$v" > "$OODA_STATE_FILE"
+printf '{"last_run": "%s", "run": %s, "metrics": {"latency_ms": %s}}\n' "$OODA_NOW" "$OODA_CYCLE" "$v" > "$OODA_STATE_FILE"
 `,
 	})
 	const item = "latency_ms variability"
@@ -869,12 +870,12 @@ func TestLongRun_LensReviewComparesWithTheDomainsFirstCycles(t *testing.T) {
 	  "progressive_complexity": {"current_level": 2},
 	  "saturation": {"auto_halt": false},
 	  "safety": {"skill_allowlist": ["/probe"], "first_cycle_observe_only": false}}`
-	// Cycles 1-3 write a new last_run, cycle 4 replaces it with a fixed
+	// Cycles 1-3 write a new run number, cycle 4 replaces it with a fixed
 	// document (still a change), then the file never changes again.
 	dir := project(t, cfg, map[string]string{"probe.sh": `#!/bin/sh
 if [ "$OODA_CYCLE" -le 3 ]; then
-  printf '{"last_run": "%s"}
-' "$OODA_NOW" > "$OODA_STATE_FILE"
+  printf '{"last_run": "%s", "run": %s}
+' "$OODA_NOW" "$OODA_CYCLE" > "$OODA_STATE_FILE"
 else
   printf '{"status": "quiet"}
 ' > "$OODA_STATE_FILE"
@@ -912,8 +913,8 @@ func TestLongRun_EpisodeSkillGapsFoundAreTheWeeks(t *testing.T) {
 	  "progressive_complexity": {"current_level": 2},
 	  "safety": {"skill_allowlist": ["/work"], "first_cycle_observe_only": false}}`
 	dir := project(t, cfg, map[string]string{"skill.sh": "exit 1\n"})
-	res, _ := mustComplete(t, dir, t0)
-	if res.Result != "error" {
+	res, _ := run(t, dir, t0, false)
+	if res.Result != "error" || res.ExitCode() != 4 {
 		t.Fatalf("first cycle should fail: %+v", res)
 	}
 	write(t, filepath.Join(dir, "skill.sh"), skillScript)

@@ -125,24 +125,28 @@ func Observe(in Input) *Observation {
 			d.Weight = w
 		}
 		ds, err := in.Store.ReadDomainState(dc.StateFile)
-		if err != nil {
-			d.StateErr = err
-			o.Warnings = append(o.Warnings, fmt.Sprintf("[Observe] %s: state file unreadable (%v); treating as never run", dc.Name, err))
-		}
+		d.StateErr = err
 		d.State = ds
+		for _, w := range ds.Warnings {
+			o.Warnings = append(o.Warnings, "[WARN] "+w+" (written by "+dc.PrimarySkill+"; format: docs/state.md, \"Domain state files\")")
+		}
 		var last time.Time
 		if t, ok := ds.LastRunTime(); ok {
 			last = t
 		}
+		recorded := false
 		if rec, ok := in.Snap.State.DomainLastRun[dc.Name]; ok {
 			if t, ok := state.ParseTime(rec); ok && t.After(last) {
-				last = t
+				last, recorded = t, true
 			}
 		}
 		if last.IsZero() {
 			d.NeverRun, d.Hours = true, cfg.Scoring.HoursIfNeverRun
 		} else {
 			d.Hours = math.Max(0, now.Sub(last).Hours())
+		}
+		if err != nil {
+			o.Warnings = append(o.Warnings, unreadableWarning(dc, err, d, recorded, last, cfg.Scoring.HoursIfNeverRun))
 		}
 		for _, a := range ds.Alerts {
 			if a.Severity == "critical" {
@@ -201,6 +205,23 @@ func Observe(in Input) *Observation {
 		o.Warnings = append(o.Warnings, "[Observe] "+e.Error())
 	}
 	return o
+}
+
+// unreadableWarning says what an unreadable domain state file costs: the
+// hours the score uses come from the same rule as for a readable file
+// (the later of the file's last_run and the engine's own record,
+// state.json domain_last_run), so the message says which one it was
+// rather than promising a "never run" the score does not use.
+func unreadableWarning(dc config.Domain, err error, d Domain, recorded bool, last time.Time, neverHours float64) string {
+	fix := fmt.Sprintf("fix or delete %s; %s rewrites it when it runs", dc.StateFile, dc.PrimarySkill)
+	if state.IsRefused(err) {
+		fix = "move it aside or replace it with a regular file inside the project; " + dc.PrimarySkill + " rewrites it when it runs"
+	}
+	if !recorded {
+		return fmt.Sprintf("[Observe] %s: state file unreadable (%v); treating as never run (%g h, scoring.hours_if_never_run): %s", dc.Name, err, neverHours, fix)
+	}
+	return fmt.Sprintf("[Observe] %s: state file unreadable (%v); hours since last run taken from the engine's record (state.json domain_last_run %s, %.1f h ago): %s",
+		dc.Name, err, state.FormatTime(last), d.Hours, fix)
 }
 
 // AnyCriticalAlert reports whether any configured domain's state file has a

@@ -467,6 +467,10 @@ func StopGroup(pgid int, grace time.Duration) {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
+// ErrNotFound is the error a program that is not in PATH is reported
+// with (errors.Is), so that callers never need os/exec.
+var ErrNotFound = exec.ErrNotFound
+
 // LookPath finds a program in PATH, so that callers never need os/exec:
 // every process starts through this package.
 func LookPath(name string) (string, error) { return exec.LookPath(name) }

@@ -8,6 +8,7 @@
 package record
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -49,9 +50,12 @@ type Facts struct {
 	Confidence *float64
 	// PrevConfidence is the domain's confidence recorded by the previous
 	// cycle that selected it, for the CHANGELOG trend arrow.
-	PrevConfidence  *float64
-	MicroAdj        string
-	OrientSummary   string
+	PrevConfidence *float64
+	MicroAdj       string
+	OrientSummary  string
+	// Summary is what the primary skill's report says it found, as
+	// act.Report.SummaryLine gives it; "" when it gave none.
+	Summary         string
 	PRNumber        *int
 	RiskTier        *int
 	HadOutput       bool
@@ -193,11 +197,20 @@ func DecisionEntry(f Facts, resultType string, quality float64) state.DecisionEn
 	}
 	el := round(f.Elapsed.Seconds(), 3)
 	e.ElapsedSeconds = &el
+	if s := clip(oneLine(f.Summary), DecisionTextMax); s != "" {
+		// ooda's own key: the original's readers pass over it.
+		b, _ := json.Marshal(s)
+		e.Extra = state.Extra{SummaryKey: b}
+	}
 	cost := round(f.CostUSD, 4)
 	e.CostUSD = &cost
 	OriginalFields(&e, f)
 	return e
 }
+
+// SummaryKey is the decision-log key of the primary skill's summary, set
+// only when the skill reported one.
+const SummaryKey = "summary"
 
 // Stop reasons of a decision-log entry in the original OODA loop's words
 // (its chain stops for these); other stops are named in this program's.
@@ -352,6 +365,11 @@ func Changelog(f Facts, resultType string) string {
 		fmt.Fprintf(&b, "- **Confidence**: none (trend: →, micro-adj: %s)\n", orNone(oneLine(f.MicroAdj)))
 	}
 	fmt.Fprintf(&b, "- **Orient**: %s\n", orNone(oneLine(f.OrientSummary)))
+	if s := clip(oneLine(f.Summary), DecisionTextMax); s != "" {
+		// Only when the skill reported one: an entry without it keeps the
+		// original's 6-C3 lines exactly.
+		fmt.Fprintf(&b, "- **Summary**: %s\n", s)
+	}
 	if f.PRNumber != nil {
 		tier := ""
 		if f.RiskTier != nil {

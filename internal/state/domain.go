@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +39,12 @@ type DomainState struct {
 	Raw      map[string]json.RawMessage
 	Bytes    []byte
 	ModTime  time.Time
+	// Warnings name each value of the wrong type (a last_run that is a
+	// number, alerts given as a string, a status that is an object): the
+	// file, the JSON pointer, the value, and what was done with it. A
+	// skill's typo would otherwise read as silently zero: a domain that
+	// never seems to have run, or an alert that never fires.
+	Warnings []string
 }
 
 // LastRunTime is the later of last_run and the legacy last_check.
@@ -68,12 +76,27 @@ func (s *Store) ReadDomainState(rel string) (DomainState, error) {
 		return DomainState{}, fmt.Errorf("read %s: %w", p, err)
 	}
 	ds := DomainState{Found: true, Raw: raw, Bytes: b, ModTime: fi.ModTime()}
+	var warns []string
+	warn := func(ptr, msg string) { warns = append(warns, ptr+": "+msg) }
 	str := func(k string) string {
-		var v string
-		_ = json.Unmarshal(raw[k], &v)
+		v, ok := raw[k]
+		if !ok || isNull(v) {
+			return ""
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			warn(config.Pointer(k), showJSONValue(v)+" is not a string; not used")
+		}
+		return s
+	}
+	timeStr := func(k string) string {
+		v := str(k)
+		if _, ok := ParseTime(v); v != "" && !ok {
+			warn(config.Pointer(k), strconv.QuoteToASCII(v)+" is not a time (write RFC 3339 UTC, e.g. 2026-03-02T09:00:00Z); not used")
+		}
 		return v
 	}
-	last, lastCheck := str("last_run"), str("last_check")
+	last, lastCheck := timeStr("last_run"), timeStr("last_check")
 	ds.LastRun = last
 	if t2, ok2 := ParseTime(lastCheck); ok2 {
 		if t1, ok1 := ParseTime(last); !ok1 || t2.After(t1) {
@@ -81,36 +104,63 @@ func (s *Store) ReadDomainState(rel string) (DomainState, error) {
 		}
 	}
 	ds.Status = str("status")
-	_ = json.Unmarshal(raw["run_count"], &ds.RunCount)
-	var items []json.RawMessage
-	if json.Unmarshal(raw["alerts"], &items) == nil {
-		for _, it := range items {
-			var a Alert
-			if json.Unmarshal(it, &a) == nil {
-				a.Severity = strings.ToLower(a.Severity)
-				switch a.Severity {
-				case "info", "warning", "critical":
-				default:
-					a.Severity = "info"
-				}
-				ds.Alerts = append(ds.Alerts, a)
-				continue
-			}
+	if v, ok := raw["run_count"]; ok && !isNull(v) {
+		if n, _, ok := readLoose(v, reflect.TypeFor[int](), "/run_count", warn); ok {
+			ds.RunCount = int(n.Int())
+		}
+	}
+	if v, ok := raw["alerts"]; ok && !isNull(v) {
+		var items []json.RawMessage
+		if json.Unmarshal(v, &items) != nil {
+			warn("/alerts", showJSONValue(v)+" is not an array of alerts; no alert read")
+		}
+		for i, it := range items {
+			ptr := "/alerts/" + strconv.Itoa(i)
 			var msg string
 			if json.Unmarshal(it, &msg) == nil {
 				ds.Alerts = append(ds.Alerts, Alert{Severity: "warning", Message: msg})
+				continue
+			}
+			var a Alert
+			if json.Unmarshal(it, &a) != nil {
+				warn(ptr, showJSONValue(it)+` is not an alert (an object {"severity": "warning", "message": "…"} or a string); not used`)
+				continue
+			}
+			a.Severity = strings.ToLower(a.Severity)
+			switch a.Severity {
+			case "info", "warning", "critical":
+			case "":
+				warn(ptr+"/severity", "missing (info, warning or critical); counted as info")
+				a.Severity = "info"
+			default:
+				warn(ptr+"/severity", strconv.QuoteToASCII(a.Severity)+" is not info, warning or critical; counted as info")
+				a.Severity = "info"
+			}
+			ds.Alerts = append(ds.Alerts, a)
+		}
+	}
+	if v, ok := raw["metrics"]; ok && !isNull(v) {
+		keys, vals, err := objectMembers(bytes.TrimSpace(v))
+		if err != nil {
+			warn("/metrics", showJSONValue(v)+" is not an object of numbers; no metric read")
+		} else {
+			ds.Metrics = map[string]float64{}
+			for i, k := range keys {
+				if isNull(vals[i]) {
+					continue
+				}
+				if f, _, ok := readLoose(vals[i], reflect.TypeFor[float64](), "/metrics"+config.Pointer(k), warn); ok {
+					ds.Metrics[k] = f.Float()
+				}
 			}
 		}
 	}
-	var metrics map[string]json.RawMessage
-	if json.Unmarshal(raw["metrics"], &metrics) == nil {
-		ds.Metrics = map[string]float64{}
-		for k, v := range metrics {
-			var f float64
-			if string(bytes.TrimSpace(v)) != "null" && json.Unmarshal(v, &f) == nil {
-				ds.Metrics[k] = f
-			}
-		}
+	if len(warns) > maxLooseWarnings {
+		n := len(warns) - maxLooseWarnings
+		warns = append(warns[:maxLooseWarnings:maxLooseWarnings], fmt.Sprintf("%d more values not taken as written", n))
+	}
+	for _, w := range warns {
+		ds.Warnings = append(ds.Warnings, s.display(p)+": "+w)
 	}
 	return ds, nil
 }
