@@ -105,7 +105,13 @@ func (c *cycle) reflectStep(ctx context.Context, f *record.Facts, dec decide.Dec
 	for _, ch := range c.outc.Changes {
 		prs = append(prs, reflect.PROutcome{PR: ch.PR, Domain: ch.Domain, Outcome: ch.Outcome})
 	}
-	m, mr := reflect.WriteMemos(*memos, reflect.MemoInput{Now: c.now, Config: cfg, Cycle: f.Cycle, CycleCount: f.Cycle, Log: log, PROutcomes: prs})
+	var levelOut []string
+	for _, o := range dec.Options {
+		if o.Excluded == decide.ExcludedLevel {
+			levelOut = append(levelOut, o.Domain)
+		}
+	}
+	m, mr := reflect.WriteMemos(*memos, reflect.MemoInput{Now: c.now, Config: cfg, Cycle: f.Cycle, CycleCount: f.Cycle, Log: log, PROutcomes: prs, LevelExcluded: levelOut})
 	c.memoWritten = c.memoWritten || len(mr.Adjustments) > 0 || len(mr.Interventions) > 0
 	for _, n := range mr.Notes {
 		c.printf("%s", n)

@@ -2,6 +2,7 @@ package reflect
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/config"
@@ -28,6 +29,11 @@ type MemoInput struct {
 	// Log is the decision log including this cycle's entry.
 	Log        []state.DecisionEntry
 	PROutcomes []PROutcome
+	// LevelExcluded are the domains progressive_complexity.current_level
+	// leaves out this cycle: no memo can make them run, so none is written
+	// for them, and they are no alternative that a monopoly breaker or a
+	// consecutive-selection bonus could turn to.
+	LevelExcluded []string
 }
 
 // MemoResult lists what 5-C wrote.
@@ -60,7 +66,7 @@ func WriteMemos(m state.Memos, in MemoInput) (state.Memos, MemoResult) {
 	}
 	var active []string
 	for _, d := range cfg.Domains {
-		if d.Scoreable() && d.IsEnabled() {
+		if d.Scoreable() && d.IsEnabled() && !slices.Contains(in.LevelExcluded, d.Name) {
 			active = append(active, d.Name)
 		}
 	}

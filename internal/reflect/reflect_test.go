@@ -171,3 +171,23 @@ func TestStep5F_SelfCritique(t *testing.T) {
 		t.Errorf("buffer: %d, first %d", len(rs.Reflections), rs.Reflections[0].Cycle)
 	}
 }
+
+// At a level that scores one domain, the others cannot run: no monopoly
+// breaker on the one that can (it would only penalise the only choice),
+// no consecutive-selection bonus and no starvation boost for the others.
+func TestStep5C_LevelExcludedDomainsGetNoMemos(t *testing.T) {
+	c := cfgDomains("a", "b", "c")
+	var log []state.DecisionEntry
+	for i := 1; i <= 10; i++ {
+		log = append(log, state.DecisionEntry{Cycle: i, SelectedDomain: "a"})
+	}
+	m, r := WriteMemos(state.Memos{}, MemoInput{Now: t0, Config: c, Cycle: 10, CycleCount: 10, Log: log, LevelExcluded: []string{"b", "c"}})
+	if len(r.Interventions) != 0 || len(r.Adjustments) != 0 || len(m.Interventions) != 0 {
+		t.Errorf("memos for a level that keeps one domain: %+v / %+v", r, m.Interventions)
+	}
+	// Without the level's cut the same log does give them.
+	_, r = WriteMemos(state.Memos{}, MemoInput{Now: t0, Config: c, Cycle: 10, CycleCount: 10, Log: log})
+	if len(r.Interventions) == 0 || len(r.Adjustments) == 0 {
+		t.Errorf("no memos without the cut: %+v", r)
+	}
+}
