@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,6 +64,7 @@ func TestScripts(t *testing.T) {
 			if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
 				env.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
 			}
+			env.Vars = append(env.Vars, goEnv()...)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -75,6 +77,36 @@ func TestScripts(t *testing.T) {
 		},
 	})
 }
+
+// goEnv is what lets a scenario run the go command offline on a copy of
+// a real module, as first_walkthrough.txtar's skills run `go test` and
+// `go vet`: the build and module caches of the go command running these
+// tests (so that nothing is fetched and the standard library is not
+// rebuilt in every scenario), no proxy and no toolchain switch. PFLAG_DIR is the module
+// cache's copy of github.com/spf13/pflag, a small real module without
+// dependencies of its own that this module's build needs (cobra requires
+// it), so it is there wherever these tests could be built. When the go
+// command cannot say where, PFLAG_DIR holds the reason, which the
+// scenario's first `exists` then shows.
+var goEnv = sync.OnceValue(func() []string {
+	vars := []string{"GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS="}
+	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil {
+		if f := strings.Split(strings.TrimSpace(string(out)), "\n"); len(f) == 2 {
+			vars = append(vars, "GOCACHE="+f[0], "GOMODCACHE="+f[1])
+		}
+	}
+	list := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/spf13/pflag")
+	list.Env = append(os.Environ(), "GOPROXY=off")
+	out, err := list.Output()
+	dir := strings.TrimSpace(string(out))
+	switch {
+	case err != nil:
+		dir = fmt.Sprintf("(unavailable: go list -m github.com/spf13/pflag: %v)", err)
+	case dir == "":
+		dir = "(unavailable: github.com/spf13/pflag is not in the module cache)"
+	}
+	return append(vars, "PFLAG_DIR="+dir)
+})
 
 // cmdExitcode runs a program and requires its exact exit status:
 //
