@@ -190,6 +190,11 @@ func runInit(g *globals, o initOptions) error {
 // gitignoreName is the file init adds its entries to, in the project root.
 const gitignoreName = ".gitignore"
 
+// gitignoreComment heads the entries init adds: it names each kind of
+// entry, so that whoever reads .gitignore knows why the run logs, too,
+// stay out of the history the cycles commit.
+const gitignoreComment = "# ooda: the cycle lock, the skill run logs and the HALT switch are local, never committed"
+
 // planGitignore returns the new content of .gitignore with the missing
 // lines appended, and the lines it adds (nil when none is missing). It
 // reads .gitignore as ooda reads every project file: only a regular file,
@@ -235,7 +240,7 @@ func planGitignore(root string, lines []string) ([]byte, []string, error) {
 	if len(out) > 0 && out[len(out)-1] != '\n' {
 		out = append(out, '\n')
 	}
-	out = append(out, "# ooda: the cycle lock and the HALT switch are local, never committed\n"+strings.Join(added, "\n")+"\n"...)
+	out = append(out, gitignoreComment+"\n"+strings.Join(added, "\n")+"\n"...)
 	return out, added, nil
 }
 

@@ -188,7 +188,7 @@ func TestInitAppendsToARegularGitignore(t *testing.T) {
 	if code, stdout, stderr := run(t, dir, "init", "--yes"); code != 0 {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
-	want := "build/\n/agent/safety/HALT\n# ooda: the cycle lock and the HALT switch are local, never committed\nagent/state/evolve/.lock\nagent/state/evolve/runs/\n"
+	want := "build/\n/agent/safety/HALT\n# ooda: the cycle lock, the skill run logs and the HALT switch are local, never committed\nagent/state/evolve/.lock\nagent/state/evolve/runs/\n"
 	if b, _ := os.ReadFile(p); string(b) != want {
 		t.Errorf(".gitignore = %q, want %q", b, want)
 	}

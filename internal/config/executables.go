@@ -26,7 +26,7 @@ func (c *Config) ExecutableIssues(root string) []Issue {
 		if len(argv) == 0 || argv[0] == "" {
 			return
 		}
-		if reason := executableProblem(argv[0], root, env); reason != "" {
+		if reason, _ := executableProblem(argv[0], root, env); reason != "" {
 			issues = append(issues, Issue{Path: pointer(append(tokens, "command", "0")), Reason: what + ": " + reason})
 		}
 	}
@@ -42,9 +42,38 @@ func (c *Config) ExecutableIssues(root string) []Issue {
 	return issues
 }
 
+// SkillExecutableWarnings are the command skills of ExecutableIssues, as
+// the warnings a cycle prints before it starts, so that a missing script
+// is known before its domain wins, not only then: one per skill, naming
+// the skill, the command's JSON path in file, the path looked for and what
+// to do. It makes stat calls only, in the project and the PATH
+// directories: cheap enough for every cycle.
+func (c *Config) SkillExecutableWarnings(file, root string) []Warning {
+	var out []Warning
+	for _, name := range c.SkillNames() {
+		s := c.Skills[name]
+		if s.Builtin != "" || len(s.Command) == 0 || s.Command[0] == "" {
+			continue
+		}
+		reason, fix := executableProblem(s.Command[0], root, s.Env)
+		if reason == "" {
+			continue
+		}
+		if fix != "" {
+			reason += ": " + fix
+		}
+		out = append(out, Warning{
+			File: file, Path: pointer([]string{"skills", name, "command", "0"}),
+			Reason: "skill /" + SkillKey(name) + ": " + reason + " (a cycle that runs the skill fails until then)",
+		})
+	}
+	return out
+}
+
 // executableProblem says why prog cannot be run from root, or "" when it
-// can.
-func executableProblem(prog, root string, env map[string]string) string {
+// can; fix is what to do about it when the reason does not say so itself
+// (`ooda config validate` shows the reason alone, a cycle's warning both).
+func executableProblem(prog, root string, env map[string]string) (reason, fix string) {
 	if strings.Contains(prog, "/") {
 		p := prog
 		if !filepath.IsAbs(p) {
@@ -53,15 +82,15 @@ func executableProblem(prog, root string, env map[string]string) string {
 		fi, err := os.Stat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return fmt.Sprintf("%q does not exist (looked for %s; a relative command is taken relative to the project root)", prog, p)
+			return fmt.Sprintf("%q does not exist (looked for %s; a relative command is taken relative to the project root)", prog, p), "write it there, or correct the path"
 		case err != nil:
-			return fmt.Sprintf("%q cannot be checked: %v", prog, err)
+			return fmt.Sprintf("%q cannot be checked: %v", prog, err), "make it readable, or correct the path"
 		case !fi.Mode().IsRegular():
-			return fmt.Sprintf("%q is %s, not a program file", prog, FileKind(fi.Mode()))
+			return fmt.Sprintf("%q is %s, not a program file", prog, FileKind(fi.Mode())), "name the program file itself"
 		case fi.Mode().Perm()&0o111 == 0:
-			return fmt.Sprintf("%q is not executable: make it so with `chmod +x %s`", prog, p)
+			return fmt.Sprintf("%q is not executable: make it so with `chmod +x %s`", prog, p), ""
 		}
-		return ""
+		return "", ""
 	}
 	pathList, fromEnv := env["PATH"]
 	if fromEnv {
@@ -80,7 +109,7 @@ func executableProblem(prog, root string, env map[string]string) string {
 			continue
 		}
 		if fi.Mode().Perm()&0o111 != 0 {
-			return ""
+			return "", ""
 		}
 		if notExec == "" {
 			notExec = p
@@ -91,7 +120,7 @@ func executableProblem(prog, root string, env map[string]string) string {
 		where = "the PATH its env sets"
 	}
 	if notExec != "" {
-		return fmt.Sprintf("%q is not executable (%s): make it so with `chmod +x %s`, or name the program by its path", prog, notExec, notExec)
+		return fmt.Sprintf("%q is not executable (%s): make it so with `chmod +x %s`, or name the program by its path", prog, notExec, notExec), ""
 	}
-	return fmt.Sprintf("%q is not found in %s: install it, or name the program by its path (e.g. \"./scripts/%s\", relative to the project root)", prog, where, prog)
+	return fmt.Sprintf("%q is not found in %s: install it, or name the program by its path (e.g. \"./scripts/%s\", relative to the project root)", prog, where, prog), ""
 }

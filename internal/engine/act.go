@@ -20,6 +20,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/proc"
 	"github.com/ooda-loop/ooda/internal/record"
+	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -133,7 +134,7 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 		r.errMsg = err.Error()
 		return r
 	}
-	// Only a skill that starts costs anything.
+	// Only a skill that starts costs anything (failedRunCost).
 	r.started, r.cost = true, ct.Cost()
 	c.printf("[Act] %s starting... (%s)", skill, exec.Describe())
 	tail := proc.NewTailBuffer(proc.LogTailSize)
@@ -166,6 +167,7 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	if !resp.OK {
 		r.errMsg = resp.Error
 		r.tail = act.LastLines(logData, act.FailureTailLines, act.FailureTailBytes)
+		r.cost = c.failedRunCost(r, ct)
 		return r
 	}
 	r.ok = true
@@ -235,6 +237,23 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 		}
 	}
 	return r
+}
+
+// failedRunCost is what a run that failed is charged: nothing when it
+// never started (a missing program, one without the execute bit: nothing
+// ran, so nothing was spent); else the cost_usd of the report it wrote
+// before failing, when it wrote a valid one; else the contract's estimate
+// ($0.02 by default), as for a run that reported no cost.
+func (c *cycle) failedRunCost(r skillRun, ct contract.Contract) float64 {
+	if r.notStarted {
+		return 0
+	}
+	if raw, err := c.store.ReadReport(c.res.Cycle, r.skill); err == nil {
+		if rep, err := act.ParseReport(raw); err == nil && rep != nil && rep.CostUSD != nil {
+			return *rep.CostUSD
+		}
+	}
+	return ct.Cost()
 }
 
 // lookup resolves a chain-condition field: the skill's output files first,
@@ -316,13 +335,13 @@ func (c *cycle) absorbFailure(f *record.Facts, run skillRun, primary bool) bool 
 	switch {
 	case run.halted:
 		c.printf("[HALT] HALT file appeared during %s; stopped it. Partial execution logged.", run.skill)
-		f.Reason, f.Result, f.Error = ReasonHaltDuringExecute, "error", run.errMsg
+		f.Reason, f.Result, f.Error, f.LogPath = ReasonHaltDuringExecute, "error", run.errMsg, run.logPath
 		c.res.Status, c.res.Reason = StatusHalted, ReasonHaltDuringExecute
 		c.res.SkillError = run.errMsg
 		return false
 	case run.canceled:
 		c.printf("[Act] %s stopped: the cycle was interrupted. Partial execution logged.", run.skill)
-		f.Reason, f.Result, f.Error = ReasonInterrupted, "error", run.errMsg
+		f.Reason, f.Result, f.Error, f.LogPath = ReasonInterrupted, "error", run.errMsg, run.logPath
 		c.res.Reason = ReasonInterrupted
 		c.res.SkillError = run.errMsg
 		return false
@@ -333,7 +352,7 @@ func (c *cycle) absorbFailure(f *record.Facts, run skillRun, primary bool) bool 
 	}
 	c.printFailureLog(run)
 	if primary {
-		f.Result, f.Error = "error", run.errMsg
+		f.Result, f.Error, f.LogPath = "error", run.errMsg, run.logPath
 		c.res.SkillError = run.errMsg
 	}
 	c.res.FailedSkills = append(c.res.FailedSkills, run.skill)
@@ -373,8 +392,9 @@ func (c *cycle) saveRunLog(r *skillRun, data []byte) {
 }
 
 // printFailureLog shows why a skill failed without opening its log: the
-// last lines of its output (each escaped by printf, so a line cannot pass
-// for one of the cycle's own) and the path of the whole log.
+// last lines of its output (each escaped, so a line cannot pass for one of
+// the cycle's own, with its tabs shown as a terminal shows them) and the
+// path of the whole log.
 func (c *cycle) printFailureLog(run skillRun) {
 	if run.logPath == "" {
 		return
@@ -390,7 +410,7 @@ func (c *cycle) printFailureLog(run skillRun) {
 	}
 	c.printf("[Act] Last %d line(s) of %s's output (full log: %s):", len(run.tail), run.skill, log)
 	for _, l := range run.tail {
-		c.printf("  | %s", l)
+		c.printf("  | %s", safetext.OutputLine(l))
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/observe"
 	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/proc"
+	"github.com/ooda-loop/ooda/internal/record"
 	"github.com/ooda-loop/ooda/internal/reflect"
 	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/state"
@@ -224,6 +225,8 @@ type cycle struct {
 	ownCommits []string
 	// proposalsWritten are the skill proposals 5-B wrote this cycle.
 	proposalsWritten []string
+	// roots are the project root as given and as resolved, for recorded.
+	roots []string
 }
 
 // gap is one gap this cycle detected (5-A); domain is the domain it
@@ -319,12 +322,12 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	c.store = state.New(abs)
 	// 0-Pre: config validation.
 	cfg := opts.Config
+	cfgPath := opts.ConfigPath
+	if cfgPath == "" {
+		cfgPath = filepath.Join(abs, "config.json")
+	}
 	if cfg == nil {
-		path := opts.ConfigPath
-		if path == "" {
-			path = filepath.Join(abs, "config.json")
-		}
-		cfg, err = config.LoadProject(path, abs)
+		cfg, err = config.LoadProject(cfgPath, abs)
 		if err != nil {
 			c.res.Status = StatusError
 			return *c.res, err
@@ -334,6 +337,13 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	// Keys the configuration does not define (a misspelt "wieght") are
 	// ignored; say so before anything else, every cycle, until fixed.
 	for _, w := range cfg.Warnings {
+		c.printf("[WARN] %s", w)
+	}
+	// A skill whose program is missing would fail only when its domain
+	// wins, perhaps days later: say so every cycle, until fixed. Loading
+	// does not check programs (one may be installed later); stat calls are
+	// cheap.
+	for _, w := range cfg.SkillExecutableWarnings(cfgPath, abs) {
 		c.printf("[WARN] %s", w)
 	}
 	// Notification variables are credentials from the start: no skill
@@ -889,11 +899,31 @@ func (c *cycle) failClosedLedger(e *state.CorruptLedgerError) (Result, error) {
 	return *c.res, nil
 }
 
-func (c *cycle) addGap(name, typ, detail string) { c.gaps = append(c.gaps, gap{name, typ, detail, ""}) }
+func (c *cycle) addGap(name, typ, detail string) {
+	c.gaps = append(c.gaps, gap{name, typ, c.recorded(detail), ""})
+}
 
 // addDomainGap is addGap for a gap that concerns one domain.
 func (c *cycle) addDomainGap(domain, name, typ, detail string) {
-	c.gaps = append(c.gaps, gap{name, typ, detail, domain})
+	c.gaps = append(c.gaps, gap{name, typ, c.recorded(detail), domain})
+}
+
+// recorded is a text (an error message) as the state files and the
+// CHANGELOG keep it: with paths inside the project relative to its root
+// (record.ProjectRelative), since they are committed and shared, and this
+// machine's directories mean nothing on another. What is printed keeps
+// the paths as they are.
+func (c *cycle) recorded(s string) string {
+	if s == "" || c.store == nil {
+		return s
+	}
+	if c.roots == nil {
+		c.roots = []string{c.store.Root}
+		if real, err := filepath.EvalSymlinks(c.store.Root); err == nil && real != c.store.Root {
+			c.roots = append(c.roots, real)
+		}
+	}
+	return record.ProjectRelative(s, c.roots...)
 }
 
 func (c *cycle) phaseOf(skill string) string {

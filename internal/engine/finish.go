@@ -96,6 +96,9 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	}
 	memos.History = appendMemos(memos.History, c.outc.Memos)
 
+	// The decision log and the CHANGELOG are shared history: no path of
+	// this machine's in them.
+	f.Error = c.recorded(f.Error)
 	resultType := record.ResultType(f)
 	quality := record.Quality(resultType, f.ArtifactScore)
 	entry := record.DecisionEntry(f, resultType, quality)
@@ -331,6 +334,7 @@ func (c *cycle) recordFailed(f *record.Facts, entry *state.DecisionEntry, failed
 	reason := "step 6: " + errors.Join(failed...).Error()
 	reason = strings.ReplaceAll(reason, "\n", "; ")
 	c.printf("[WARN] %s. The cycle is recorded as an error.", reason)
+	reason = c.recorded(reason)
 	f.Result, f.Error = "error", reason
 	resultType, quality := record.TypeError, record.Quality(record.TypeError, nil)
 	entry.Result, entry.ResultType, entry.Error = "error", resultType, reason

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -34,14 +35,20 @@ const (
 
 // Facts are what a cycle did, as Step 6 needs them.
 type Facts struct {
-	Cycle      int
-	Now        time.Time
-	Domain     string // "" for a skip that selected nothing
-	Skill      string
-	Action     string // execute, observe_only, skip, blocked
-	Reason     string
-	Result     string // success, error, observe_only, skip, blocked
-	Error      string
+	Cycle  int
+	Now    time.Time
+	Domain string // "" for a skip that selected nothing
+	Skill  string
+	Action string // execute, observe_only, skip, blocked
+	Reason string
+	Result string // success, error, observe_only, skip, blocked
+	// Error is why the cycle's skill failed (or the record could not be
+	// written), as recorded: paths inside the project relative to it
+	// (ProjectRelative). "" when nothing failed.
+	Error string
+	// LogPath is the failed skill's run log, relative to the project
+	// root; "" when it has none.
+	LogPath    string
 	Score      *float64
 	RawScore   *float64
 	Staleness  float64
@@ -354,6 +361,11 @@ func Changelog(f Facts, resultType string) string {
 		beside += ", " + r
 	}
 	fmt.Fprintf(&b, "- **Result**: %s (%s)\n", changelogResult(f), beside)
+	if line := changelogError(f); line != "" {
+		// Only for a failure: an entry without one keeps the original's
+		// 6-C3 lines exactly.
+		b.WriteString(line)
+	}
 	score := 0.0
 	if f.Score != nil {
 		score = *f.Score
@@ -385,6 +397,31 @@ func Changelog(f Facts, resultType string) string {
 	fmt.Fprintf(&b, "- **Season**: %s\n", orDefault(oneLine(f.Season), "default"))
 	fmt.Fprintf(&b, "- **Focus**: %s\n", orNone(oneLine(f.Focus)))
 	return b.String()
+}
+
+// ErrorMax bounds, in runes, the message of a CHANGELOG entry's Error
+// line.
+const ErrorMax = 300
+
+// changelogError is the Error line of an entry whose cycle failed: why,
+// and where the run log is, so that the CHANGELOG alone says what went
+// wrong. The message is one line, at most ErrorMax runes ("…" marks a
+// cut), with its secrets masked and every character that could drive a
+// terminal escaped (safetext.Text), as the log path is. "" when nothing
+// failed.
+func changelogError(f Facts) string {
+	msg := oneLine(f.Error)
+	if msg == "" {
+		return ""
+	}
+	if utf8.RuneCountInString(msg) > ErrorMax {
+		msg = string([]rune(msg)[:ErrorMax-1]) + "…"
+	}
+	line := "- **Error**: " + safetext.Text(msg)
+	if p := oneLine(f.LogPath); p != "" {
+		line += " (log: " + safetext.Text(p) + ")"
+	}
+	return line + "\n"
 }
 
 // changelogResult is the Result word of 6-C3, in the original's

@@ -86,6 +86,38 @@ func Multiline(s string) string {
 	return strings.Join(lines, "\n")
 }
 
+// TabWidth is the distance between the tab stops OutputLine expands a tab
+// to, a terminal's default.
+const TabWidth = 8
+
+// OutputLine is Text for one line of a program's output shown as a
+// terminal would show it, such as the last lines of a failed skill: a tab
+// becomes the spaces up to the next tab stop (every TabWidth columns,
+// counted in characters of what is shown), so `go test`'s aligned columns
+// stay aligned instead of reading "FAIL\tpkg\t0.015s". A tab moves the
+// cursor and nothing else, so it can neither fake a line nor drive the
+// terminal; every other character Escape escapes is escaped, and known
+// secrets are masked, as Text does.
+func OutputLine(s string) string {
+	s = secret.Redact(s)
+	if !strings.Contains(s, "\t") {
+		return Escape(s)
+	}
+	var b strings.Builder
+	col := 0
+	for i, seg := range strings.Split(s, "\t") {
+		if i > 0 {
+			n := TabWidth - col%TabWidth
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+		}
+		e := Escape(seg)
+		b.WriteString(e)
+		col += utf8.RuneCountInString(e)
+	}
+	return b.String()
+}
+
 // firstUnsafe returns the index of the first byte that starts something
 // Escape changes, or -1.
 func firstUnsafe(s string) int {
