@@ -53,12 +53,14 @@ func haltFile(g *globals) (string, *state.Store, error) {
 			return "", nil, err
 		}
 		def := config.Default().Safety.HaltFile
-		fmt.Fprintf(g.stderr, "ooda: warning: %s; using the default HALT file %s\n", errorText(err), def)
 		if d, derr := g.discover(); derr == nil && ce.NotFound && notFoundHint(d) != "" {
 			// A HALT file where no project is stops nothing: say where
 			// the search looked, so a halt meant for a project reaches it.
-			fmt.Fprintf(g.stderr, "ooda: warning: %s\n", safetext.Text(notFoundHint(d)))
+			// One warning: the search says that no config was found.
+			fmt.Fprintf(g.stderr, "ooda: warning: %s; using the default HALT file %s\n", safetext.Text(notFoundHint(d)), def)
+			return def, st, nil
 		}
+		fmt.Fprintf(g.stderr, "ooda: warning: %s; using the default HALT file %s\n", errorText(err), def)
 		return def, st, nil
 	}
 	return cfg.Safety.HaltFile, st, nil
