@@ -129,8 +129,8 @@ func (g *globals) loadConfig() (*config.Config, error) {
 	// Unknown keys are ignored, which the user must hear about on every
 	// command, not only `ooda config validate`; stdout stays the
 	// command's own (a table, or one JSON document with --json).
-	for _, w := range cfg.Warnings {
-		fmt.Fprintf(g.stderr, "[WARN] %s\n", safetext.Text(w.String()))
+	for _, w := range cfg.ShownWarnings() {
+		fmt.Fprintf(g.stderr, "[WARN] %s\n", safetext.Text(w))
 	}
 	return cfg, nil
 }

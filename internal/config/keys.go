@@ -227,3 +227,22 @@ func domainSkillIssues(inst any) []Issue {
 	}
 	return issues
 }
+
+// MaxShownWarnings bounds the configuration warnings a command prints:
+// a file with hundreds of misspelt keys must not bury every cycle's
+// output. `ooda config validate` lists them all.
+const MaxShownWarnings = 10
+
+// ShownWarnings are the warnings a command prints, at most
+// MaxShownWarnings of them and then one line counting the others.
+func (c *Config) ShownWarnings() []string {
+	out := make([]string, 0, min(len(c.Warnings), MaxShownWarnings+1))
+	for i, w := range c.Warnings {
+		if i == MaxShownWarnings {
+			out = append(out, fmt.Sprintf("%d more configuration warning(s); `ooda config validate` lists them all", len(c.Warnings)-i))
+			break
+		}
+		out = append(out, w.String())
+	}
+	return out
+}

@@ -336,7 +336,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	c.cfg = cfg
 	// Keys the configuration does not define (a misspelt "wieght") are
 	// ignored; say so before anything else, every cycle, until fixed.
-	for _, w := range cfg.Warnings {
+	for _, w := range cfg.ShownWarnings() {
 		c.printf("[WARN] %s", w)
 	}
 	// A skill whose program is missing would fail only when its domain
