@@ -335,6 +335,11 @@ func TestCrash_OrphanedSkillKeepsTheLockUntilRecovered(t *testing.T) {
 	if d := decodeCycle(t, r); d.Status != "skipped" || d.Reason == nil || *d.Reason != "locked" {
 		t.Fatalf("a cycle while the orphaned skill runs must skip as locked, got\n%s", r)
 	}
+	// It says what holds the lock: not a running cycle, the skill the
+	// killed one left, and how to stop it.
+	if !strings.Contains(r.stderr, "its skill still runs (process group "+strconv.Itoa(pid)) || !strings.Contains(r.stderr, "kill -- -"+strconv.Itoa(pid)) {
+		t.Errorf("the skip does not name the orphaned skill:\n%s", r.stderr)
+	}
 	if !alive(pid) {
 		t.Fatal("the orphaned skill was stopped by a cycle that did not take over")
 	}

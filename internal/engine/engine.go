@@ -377,7 +377,14 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		var locked *state.ErrLocked
 		switch {
 		case errors.As(err, &locked):
-			c.printf("[SKIP] Another evolve cycle is running (lock age %dm, pid %d).", int(locked.Age.Minutes()), locked.Holder.PID)
+			if locked.Orphaned {
+				// The cycle is gone (killed); what holds the lock is the
+				// skill it started, which nothing else will stop.
+				c.printf("[SKIP] The cycle that holds the lock (pid %d) is gone, but its skill still runs (process group %d, lock age %dm): the lock is released when it ends or after safety.lock_timeout_minutes; to stop it now: kill -- -%d",
+					locked.Holder.PID, locked.Holder.SkillPGID, int(locked.Age.Minutes()), locked.Holder.SkillPGID)
+			} else {
+				c.printf("[SKIP] Another evolve cycle is running (lock age %dm, pid %d).", int(locked.Age.Minutes()), locked.Holder.PID)
+			}
 			c.res.Status, c.res.Reason = StatusSkipped, ReasonLocked
 			return *c.res, nil
 		case err != nil:

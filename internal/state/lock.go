@@ -36,6 +36,10 @@ type LockInfo struct {
 type ErrLocked struct {
 	Holder LockInfo
 	Age    time.Duration
+	// Orphaned says the holder's process is gone but the skill it started
+	// (Holder.SkillPGID) still runs on this host, which keeps the lock
+	// live until it ends or the lock times out.
+	Orphaned bool
 }
 
 func (e *ErrLocked) Error() string {
@@ -236,7 +240,8 @@ func acquireIn(dir *os.Root, name, path string, now time.Time, timeout time.Dura
 		judged, _, _ := readIn(dir, name, path, lockReadLimit)
 		holder, age, why := inspectLock(dir, name, path, now, timeout, host)
 		if why == "" {
-			return nil, nil, &ErrLocked{Holder: holder, Age: age}
+			orphaned := holder.Host == host && holder.PID > 0 && !pidAlive(holder.PID) && proc.GroupAlive(holder.SkillPGID)
+			return nil, nil, &ErrLocked{Holder: holder, Age: age, Orphaned: orphaned}
 		}
 		if lockJudgedHook != nil {
 			lockJudgedHook()
