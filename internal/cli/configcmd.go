@@ -15,7 +15,7 @@ import (
 func newConfigCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Inspect and validate config.json",
+		Short: "Inspect, change and validate config.json",
 		Args:  noArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -27,7 +27,7 @@ func newConfigCmd(g *globals) *cobra.Command {
 			_, err := g.stdout.Write(config.Schema())
 			return err
 		},
-	}, newValidateCmd(g), newRollbackCmd(g))
+	}, newGetCmd(g), newSetCmd(g), newLevelCmd(g), newAutoMergeCmd(g), newSeasonCmd(g), newValidateCmd(g), newRollbackCmd(g))
 	return cmd
 }
 
