@@ -208,6 +208,19 @@ func shortKey(s string) string {
 // most config.MaxConfigBytes holding one JSON object. It need not be a
 // valid configuration (set is how one may be repaired); a syntax error is
 // reported as loading would report it.
+// configBytes is config.json's path, the project root and the file's
+// bytes, for the commands that edit or read the file as it is.
+func (g *globals) configBytes() (path, root string, raw []byte, err error) {
+	if path, err = g.configPath(); err != nil {
+		return "", "", nil, err
+	}
+	if root, err = g.root(); err != nil {
+		return "", "", nil, err
+	}
+	raw, err = readConfigRaw(path, root)
+	return path, root, raw, err
+}
+
 func readConfigRaw(path, root string) ([]byte, error) {
 	raw, err := config.ReadRegular(path, config.MaxConfigBytes)
 	if err != nil {
@@ -231,15 +244,7 @@ func runConfigGet(g *globals, key string) error {
 	if err != nil {
 		return err
 	}
-	path, err := g.configPath()
-	if err != nil {
-		return err
-	}
-	root, err := g.root()
-	if err != nil {
-		return err
-	}
-	raw, err := readConfigRaw(path, root)
+	path, _, raw, err := g.configBytes()
 	if err != nil {
 		return err
 	}
@@ -295,15 +300,7 @@ func compactJSON(b []byte) []byte {
 }
 
 func runSeason(g *globals, mode string) error {
-	path, err := g.configPath()
-	if err != nil {
-		return err
-	}
-	root, err := g.root()
-	if err != nil {
-		return err
-	}
-	raw, err := readConfigRaw(path, root)
+	path, _, raw, err := g.configBytes()
 	if err != nil {
 		return err
 	}
@@ -348,15 +345,7 @@ type change struct {
 // writes it atomically; after, when set, is called with the new
 // configuration once it is written.
 func runConfigEdit(g *globals, edits []configEdit, after func(*config.Config)) error {
-	path, err := g.configPath()
-	if err != nil {
-		return err
-	}
-	root, err := g.root()
-	if err != nil {
-		return err
-	}
-	raw, err := readConfigRaw(path, root)
+	path, root, raw, err := g.configBytes()
 	if err != nil {
 		return err
 	}
