@@ -320,6 +320,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		return *c.res, err
 	}
 	c.store = state.New(abs)
+	c.store.Now = func() time.Time { return c.now }
 	// 0-Pre: config validation.
 	cfg := opts.Config
 	cfgPath := opts.ConfigPath

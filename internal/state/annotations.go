@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // CycleLogAnnotationsFile holds the back-annotations of earlier cycles'
@@ -33,7 +32,7 @@ func (s *Store) appendLogLine(name string, line any) error {
 	p := s.EvolvePath(name)
 	err = s.appendFile(p, b)
 	if err != nil && IsRefused(err) && s.movable(p, err) {
-		dst := s.freeName(p + ".corrupt-" + time.Now().UTC().Format("20060102T150405Z"))
+		dst := s.asideName(p)
 		if _, merr := s.moveAside(p, dst); merr != nil {
 			return errors.Join(err, merr)
 		}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // ChangelogMax is how many cycle entries CHANGELOG.md keeps (6-C3).
@@ -40,7 +39,7 @@ func (s *Store) PrependChangelog(entry string) error {
 	switch {
 	case err == nil, errors.Is(err, fs.ErrNotExist):
 	case IsRefused(err) && s.movable(p, err):
-		dst := s.freeName(p + ".corrupt-" + time.Now().UTC().Format("20060102T150405Z"))
+		dst := s.asideName(p)
 		if _, merr := s.moveAside(p, dst); merr != nil {
 			return errors.Join(err, merr)
 		}
@@ -395,7 +394,7 @@ func (s *Store) ensureDir(p string) error {
 	if lerr == nil && fi.IsDir() {
 		return err
 	}
-	dst := s.freeName(p + ".corrupt-" + time.Now().UTC().Format("20060102T150405Z"))
+	dst := s.asideName(p)
 	if _, merr := s.moveAside(p, dst); merr != nil {
 		return errors.Join(err, merr)
 	}

@@ -47,6 +47,10 @@ type Store struct {
 	// MaxRead caps every read, in bytes (safety.max_read_mib); 0 means
 	// DefaultMaxRead. A larger file is refused with *TooLargeError.
 	MaxRead int64
+	// Now is the clock that names the copies of files set aside
+	// (<name>.corrupt-<UTC>); nil is the real clock. A cycle sets its
+	// injected clock, so --now names them too.
+	Now     func() time.Time
 	written map[string]bool
 	// recoveredCycle is the cycle count the last Load recovered (a
 	// negative, absurd or set-aside cycle_count), or -1: Reset writes it,
@@ -650,4 +654,13 @@ func (s *Store) freeName(p string) string {
 func (s *Store) Exists(name string) bool {
 	_, err := s.lstat(s.EvolvePath(name))
 	return err == nil
+}
+
+// asideName is the name a file at p is set aside under, at the store's now.
+func (s *Store) asideName(p string) string {
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	return s.freeName(p + ".corrupt-" + now().UTC().Format("20060102T150405Z"))
 }
