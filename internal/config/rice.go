@@ -67,11 +67,13 @@ func riceWeight(v json.RawMessage) (float64, error) {
 	return *obj.Weight, nil
 }
 
-// jsonKind names the kind of a JSON value for an error message.
-func jsonKind(b []byte) string {
+// JSONKind names the kind of a JSON value by its first byte — object,
+// array, string, boolean, null or number — for a message that says what
+// a value is instead of what was expected; empty input is "null".
+func JSONKind(b []byte) string {
 	t := bytes.TrimSpace(b)
 	if len(t) == 0 {
-		return "nothing"
+		return "null"
 	}
 	switch t[0] {
 	case '{':
@@ -84,6 +86,19 @@ func jsonKind(b []byte) string {
 		return "boolean"
 	case 'n':
 		return "null"
+	}
+	return "number"
+}
+
+// jsonKind is JSONKind with a number's digits, for the errors that
+// quote the value.
+func jsonKind(b []byte) string {
+	t := bytes.TrimSpace(b)
+	if len(t) == 0 {
+		return "nothing"
+	}
+	if k := JSONKind(t); k != "number" {
+		return k
 	}
 	return fmt.Sprintf("number %s", t)
 }

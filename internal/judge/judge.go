@@ -313,34 +313,13 @@ func parse(output, def []byte) (answer json.RawMessage, reason string) {
 	if !ok || isNull(a) {
 		return nil, "no \"answer\" in its output"
 	}
-	if dt, at := jsonType(def), jsonType(a); dt != "null" && dt != at {
+	if dt, at := config.JSONKind(def), config.JSONKind(a); dt != "null" && dt != at {
 		return nil, fmt.Sprintf("answer is %s, the default is %s", article(at), article(dt))
 	}
 	return a, ""
 }
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
-
-// jsonType names the type of a valid JSON value by its first byte.
-func jsonType(v json.RawMessage) string {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 {
-		return "null"
-	}
-	switch v[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
-}
 
 func article(typ string) string {
 	if typ == "object" || typ == "array" {

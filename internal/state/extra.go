@@ -21,7 +21,7 @@ type Extra map[string]json.RawMessage
 // by member instead (see decodeFields): only b not being an object is an
 // error.
 func unmarshalKeep(b []byte, v any, extra *Extra) error {
-	if isJSONNull(b) {
+	if isNull(b) {
 		// encoding/json hands a null to the decoder of a value, which would
 		// make it an empty entry (cycle 0, no id) that counts; refused, it
 		// is a value that is not an object, reported and kept as written.
@@ -346,8 +346,3 @@ func readList[T any](raw json.RawMessage) (items []T, unread int, ok bool) {
 
 // errNotAnObject is unmarshalKeep's refusal of a null.
 var errNotAnObject = errors.New("null is not an object")
-
-// isJSONNull says whether raw is the JSON null.
-func isJSONNull(raw json.RawMessage) bool {
-	return string(bytes.TrimSpace(raw)) == "null"
-}

@@ -90,7 +90,7 @@ func (m *Memos) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	if legacy, ok := m.Extra["memos"]; ok && m.History == nil {
-		if hist, unread, ok := readList[Memo](legacy); ok || isJSONNull(legacy) {
+		if hist, unread, ok := readList[Memo](legacy); ok || isNull(legacy) {
 			m.History = hist
 			delete(m.Extra, "memos")
 			if unread > 0 {
