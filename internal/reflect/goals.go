@@ -2,8 +2,9 @@ package reflect
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -108,7 +109,7 @@ const AlertStreakForGoal = 3
 // status "proposed", which a human activates.
 func ProposeGoals(gs state.Goals, streaks map[string]int, now time.Time) (state.Goals, []state.Goal) {
 	var added []state.Goal
-	for _, d := range sortedKeys(streaks) {
+	for _, d := range slices.Sorted(maps.Keys(streaks)) {
 		if streaks[d] < AlertStreakForGoal {
 			continue
 		}
@@ -141,13 +142,4 @@ func UpdateAlertStreaks(prev map[string]int, alerting map[string]bool, domains [
 		}
 	}
 	return out
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

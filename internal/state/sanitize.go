@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -114,7 +115,7 @@ func (s *Store) sanitize(snap *Snapshot) {
 	counter(StateFile, "/consecutive_observe_only_cycles", &st.ConsecutiveObserveOnlyCycles)
 	counter(StateFile, "/consecutive_silent_failures", &st.ConsecutiveSilentFailures)
 	counter(StateFile, "/saturation_evaluated_cycle", &st.SaturationEvaluated)
-	for _, d := range sortedKeys(st.AlertStreaks) {
+	for _, d := range slices.Sorted(maps.Keys(st.AlertStreaks)) {
 		v := st.AlertStreaks[d]
 		counter(StateFile, "/alert_streaks/"+escapePointer(d), &v)
 		st.AlertStreaks[d] = v
@@ -152,7 +153,7 @@ func (s *Store) sanitize(snap *Snapshot) {
 	} {
 		counter(MetricsFile, where(c.key), c.v)
 	}
-	for _, d := range sortedKeys(mc.DomainExecutions) {
+	for _, d := range slices.Sorted(maps.Keys(mc.DomainExecutions)) {
 		v := mc.DomainExecutions[d]
 		counter(MetricsFile, where("domain_executions")+"/"+escapePointer(d), &v)
 		mc.DomainExecutions[d] = v
@@ -250,17 +251,6 @@ func cycleCountUnread(st *State) bool {
 		}
 	}
 	return false
-}
-
-// sortedKeys returns m's keys in order, so warnings come out the same way
-// every time.
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // highestCycle is the highest cycle id recorded in the snapshot or at the
