@@ -75,12 +75,11 @@ func runRollback(ctx context.Context, g *globals, cycle int, o rollbackOptions) 
 	if err != nil {
 		return err
 	}
-	root, err := g.root()
+	st, err := g.store(cfg)
 	if err != nil {
 		return err
 	}
-	st := state.New(root)
-	st.MaxRead = cfg.Safety.MaxReadBytes()
+	root := st.Root
 	snap, err := st.Load()
 	var corrupt *state.CorruptLedgerError
 	if err != nil && !errors.As(err, &corrupt) {

@@ -18,6 +18,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/notify"
 	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/secret"
+	"github.com/ooda-loop/ooda/internal/state"
 )
 
 // globals are the flags every command accepts (CLI.md).
@@ -133,6 +134,18 @@ func (g *globals) loadConfig() (*config.Config, error) {
 		fmt.Fprintf(g.stderr, "[WARN] %s\n", safetext.Text(w))
 	}
 	return cfg, nil
+}
+
+// store is the project's state store, reading within the configured
+// limit (safety.max_read_mib).
+func (g *globals) store(cfg *config.Config) (*state.Store, error) {
+	root, err := g.root()
+	if err != nil {
+		return nil, err
+	}
+	st := state.New(root)
+	st.MaxRead = cfg.Safety.MaxReadBytes()
+	return st, nil
 }
 
 // clock is the injected clock: --now, else OODA_NOW, else the real clock.

@@ -92,12 +92,10 @@ func runStatus(g *globals) error {
 	if err != nil {
 		return err
 	}
-	root, err := g.root()
+	st, err := g.store(cfg)
 	if err != nil {
 		return err
 	}
-	st := state.New(root)
-	st.MaxRead = cfg.Safety.MaxReadBytes()
 	doc := collectStatus(cfg, st, clk.Now())
 	for _, p := range doc.corrupt {
 		fmt.Fprintf(g.stderr, "[WARN] corrupt state file: %s\n", safetext.Text(p))
