@@ -15,9 +15,20 @@ import (
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
+// statusOptions are the views of `ooda status` (CLI.md): the dashboard
+// by default, or one of --orient, --scorecard and --share.
+type statusOptions struct {
+	orient    bool
+	scorecard bool
+	window    int
+	share     bool
+	plain     bool
+}
+
 func newStatusCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "status",
+	var o statusOptions
+	cmd := &cobra.Command{
+		Use:   "status [--orient | --scorecard [--window N] | --share [--plain]]",
 		Short: "Show the loop's dashboard: HALT, domains, actions, saturation, cost",
 		Long: `Show the dashboard of the project: whether it is halted and why, each
 domain's status, last run, confidence and alerts, the pending actions and
@@ -30,8 +41,52 @@ A missing state file shows its default; a corrupt one is named on stderr
 dashboard always renders. With --json it prints one JSON document
 (docs/status.md).`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runStatus(g) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.check(cmd); err != nil {
+				return err
+			}
+			switch {
+			case o.orient:
+				return runStatusOrient(g)
+			case o.scorecard:
+				return runStatusScorecard(g, o.window)
+			case o.share:
+				return runStatusShare(g, o.plain)
+			}
+			return runStatus(g)
+		},
 	}
+	f := cmd.Flags()
+	f.BoolVar(&o.orient, "orient", false, "the Orient view: episodes, principles, lens, interventions, gaps, reflections")
+	f.BoolVar(&o.scorecard, "scorecard", false, "the Loop Scorecard: is the loop improving the project?")
+	f.IntVar(&o.window, "window", 0, "with --scorecard: only the last N cycles (default: all)")
+	f.BoolVar(&o.share, "share", false, "the Cycle Card of the latest cycle")
+	f.BoolVar(&o.plain, "plain", false, "with --share: no box drawing, no emoji")
+	return cmd
+}
+
+// check rejects flags that do not go together: one view at a time, and
+// --window and --plain only with the view they shape.
+func (o statusOptions) check(cmd *cobra.Command) error {
+	views := 0
+	for _, on := range []bool{o.orient, o.scorecard, o.share} {
+		if on {
+			views++
+		}
+	}
+	switch {
+	case views > 1:
+		return usageError(errors.New("status: --orient, --scorecard and --share are separate views; give one"))
+	case cmd.Flags().Changed("window") && !o.scorecard:
+		return usageError(errors.New("status: --window goes with --scorecard"))
+	case o.window < 0:
+		return usageError(fmt.Errorf("status: --window %d: give a number of cycles above 0 (or leave it out for all)", o.window))
+	case cmd.Flags().Changed("window") && o.window == 0:
+		return usageError(errors.New("status: --window 0: give a number of cycles above 0 (or leave it out for all)"))
+	case o.plain && !o.share:
+		return usageError(errors.New("status: --plain goes with --share"))
+	}
+	return nil
 }
 
 // statusDoc is the --json document of CLI.md; every key is always
