@@ -445,7 +445,11 @@ func stableWinner(in Input, cands []Domain, sig signals) *Domain {
 	last := in.Log[len(in.Log)-stablePatternRunLength:]
 	name := last[0].Domain
 	for _, e := range last {
-		if e.Domain != name || !e.Executed() {
+		// "Won scoring" (3-A0): a win the shortcut itself handed out does
+		// not count, or one run of three would keep the domain forever,
+		// and the monopoly-breaker and every other intervention, which
+		// only scoring applies and counts down, would never take effect.
+		if e.Domain != name || !e.Executed() || e.Guidance != "" {
 			return nil
 		}
 	}

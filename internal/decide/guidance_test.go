@@ -121,6 +121,12 @@ func TestStep3A0_StablePattern(t *testing.T) {
 		"one of the three was a skip": func(in *Input) {
 			in.Log[2] = LogEntry{Domain: "a", Action: "skip"}
 		},
+		"one of the three was itself a shortcut, not won by scoring": func(in *Input) {
+			in.Log[3].Guidance = GuidanceStablePattern
+		},
+		"one of the three was a critical-alert override": func(in *Input) {
+			in.Log[1].Guidance = GuidanceCriticalAlert
+		},
 		"one of the three was observe-only": func(in *Input) {
 			in.Log[3] = LogEntry{Domain: "a", Action: "observe_only", HadOutput: no()}
 		},

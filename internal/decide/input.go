@@ -101,6 +101,9 @@ type LogEntry struct {
 	Action          string // "", execute, skip, observe_only, blocked
 	HadOutput       *bool
 	SelectedByAlert bool
+	// Guidance is the 3-A0 shortcut that chose the entry's domain
+	// (critical_alert, stable_pattern), "" when scoring did.
+	Guidance string
 }
 
 // Executed reports whether the entry's skill actually ran: skips, blocked

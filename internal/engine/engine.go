@@ -974,7 +974,7 @@ func (c *cycle) decideInput(obs *observe.Observation, ori orient.Orientation) de
 		in.Goals = append(in.Goals, decide.Goal{ID: g.ID, Title: g.Title, Status: g.Status, Progress: g.ProgressValue(), RelatedDomains: g.RelatedDomains, Domain: g.Domain})
 	}
 	for _, e := range snap.State.DecisionLog {
-		in.Log = append(in.Log, decide.LogEntry{Cycle: e.Cycle, Domain: e.SelectedDomain, Action: e.Action, HadOutput: e.HadOutput, SelectedByAlert: e.SelectedByAlert})
+		in.Log = append(in.Log, decide.LogEntry{Cycle: e.Cycle, Domain: e.SelectedDomain, Action: e.Action, HadOutput: e.HadOutput, SelectedByAlert: e.SelectedByAlert, Guidance: e.Guidance})
 	}
 	return in
 }
