@@ -157,7 +157,7 @@ func (c *cycle) reflectStep(ctx context.Context, f *record.Facts, dec decide.Dec
 		if f.Score != nil {
 			score = *f.Score
 		}
-		r := reflect.Critique(reflect.CritiqueInput{Now: c.now, Cycle: f.Cycle, Domain: f.Domain, Skill: f.Skill, Score: score,
+		r := reflect.Critique(reflect.CritiqueInput{Now: c.now, Cycle: f.Cycle, Domain: f.Domain, Skill: f.Skill, Score: score, Guidance: f.Guidance,
 			Result: f.Result, ResultType: resultType, FutileRun: futile, OpenPR: openPR})
 		r = c.judgedCritique(ctx, r)
 		rs := c.snap.Reflections

@@ -23,6 +23,9 @@ type CritiqueInput struct {
 	Domain     string
 	Skill      string
 	Score      float64
+	// Guidance is the 3-A0 shortcut that chose the domain without
+	// scoring it (critical_alert, stable_pattern); Score means nothing then.
+	Guidance string
 	Result     string // success, error, observe_only, blocked
 	ResultType string
 	// FutileRun is how many cycles in a row (this one included) the domain
@@ -66,7 +69,11 @@ func Critique(in CritiqueInput) state.Reflection {
 		r.Verdict = VerdictUnclear
 		r.Lesson = fmt.Sprintf("Re-check %s after its next run before drawing conclusions.", d)
 	}
-	r.Critique = fmt.Sprintf("Chose %s (score %.2f) and got %s: %s.", d, in.Score, orDash(in.ResultType), verdictWords[r.Verdict])
+	why := fmt.Sprintf("score %.2f", in.Score)
+	if in.Guidance != "" {
+		why = "implicit guidance: " + strings.ReplaceAll(in.Guidance, "_", " ")
+	}
+	r.Critique = fmt.Sprintf("Chose %s (%s) and got %s: %s.", d, why, orDash(in.ResultType), verdictWords[r.Verdict])
 	r.Lesson = capWords(r.Lesson, 20)
 	return r
 }

@@ -172,6 +172,19 @@ func TestStep5F_SelfCritique(t *testing.T) {
 	}
 }
 
+// A domain the 3-A0 shortcut chose was never scored: its critique says
+// how it was chosen, not "score 0.00".
+func TestStep5F_SelfCritiqueOfAGuidedChoice(t *testing.T) {
+	r := Critique(CritiqueInput{Now: t0, Cycle: 9, Domain: "api", ResultType: "action_extracted", Guidance: "stable_pattern"})
+	if !strings.Contains(r.Critique, "Chose api (implicit guidance: stable pattern)") || strings.Contains(r.Critique, "score") {
+		t.Errorf("critique = %q", r.Critique)
+	}
+	r = Critique(CritiqueInput{Now: t0, Cycle: 9, Domain: "api", ResultType: "action_extracted", Score: 12.5})
+	if !strings.Contains(r.Critique, "Chose api (score 12.50)") {
+		t.Errorf("critique = %q", r.Critique)
+	}
+}
+
 // At a level that scores one domain, the others cannot run: no monopoly
 // breaker on the one that can (it would only penalise the only choice),
 // no consecutive-selection bonus and no starvation boost for the others.
