@@ -86,13 +86,17 @@ func TestStatusEmptyProjectRendersDefaults(t *testing.T) {
 	for _, want := range []string{
 		"HALT: not active\n",
 		"Cycles: 0 (last: never)\n",
-		"Level: 0\n",
+		"Level: 0 (Just watching)\n",
 		"Mission: Keep the service healthy.\n",
-		"  health  unknown  never run  confidence ",
-		"  docs  disabled  never run  ",
+		"  health  unknown   never run  0.70  0       —\n",
+		"  docs    disabled  never run  0.70  0       —\n",
 		"Actions: 0 pending\n",
-		"Saturation: 0 ",
+		"Memos: none pending\n",
+		"Interventions: none active\n",
+		"Saturation: 0 observe-only cycles in a row (halts at 15)\n",
+		"Failures: 0 failed runs in a row (halts at 3)\n",
 		"Cost today: $0.00 of $5.00\n",
+		"No cycle has run yet",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
@@ -168,7 +172,7 @@ func TestStatusNamesCorruptFilesAndMovesNothing(t *testing.T) {
 			t.Errorf("stderr does not name %s once:\n%s", f, stderr)
 		}
 	}
-	for _, want := range []string{"Cycles: 0 (last: never)", "Actions: 0 pending", "Cost today: $0.00 of $5.00", "  health  unknown  never run"} {
+	for _, want := range []string{"Cycles: 0 (last: never)", "Actions: 0 pending", "Cost today: $0.00 of $5.00", "  health  unknown   never run"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
@@ -193,7 +197,7 @@ func TestStatusShowsHaltWithReason(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "HALT: active — deploy freeze; created_at: 2026-03-02T11:00:00Z\n") {
+	if !strings.HasPrefix(stdout, "HALT: ACTIVE — deploy freeze; created_at: 2026-03-02T11:00:00Z\n") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 	doc, _ := statusJSON(t, dir)
