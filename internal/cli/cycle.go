@@ -13,6 +13,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/decide"
 	"github.com/ooda-loop/ooda/internal/engine"
 	"github.com/ooda-loop/ooda/internal/forge"
+	"github.com/ooda-loop/ooda/internal/present"
 	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/skills"
 )
@@ -83,8 +84,14 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 		}
 		return err
 	}
+	var card *present.Card
+	if !o.dryRun && res.Status == engine.StatusCompleted && opts.Config != nil {
+		card = cycleCard(g, opts.Config, res.Cycle)
+	}
 	if g.json {
-		if err := g.printJSON(cycleJSON(res, nil)); err != nil {
+		doc := cycleJSON(res, nil)
+		doc.Card = card
+		if err := g.printJSON(doc); err != nil {
 			return err
 		}
 	}
@@ -92,6 +99,30 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 		return withCode(code, nil)
 	}
 	return nil
+}
+
+// cycleCard is Step 7: the Cycle Card of the cycle just recorded, built
+// from the state as the cycle wrote it (the card `ooda status --share`
+// shows later), printed on the human writer unless output.cycle_card is
+// false; nil when the state does not hold the cycle (a record that could
+// not be read back).
+func cycleCard(g *globals, cfg *config.Config, cycle int) *present.Card {
+	st, err := g.store(cfg)
+	if err != nil {
+		return nil
+	}
+	v := present.BuildCard(cfg, st)
+	for _, p := range v.Corrupt {
+		fmt.Fprintf(g.stderr, "[WARN] corrupt state file: %s\n", safetext.Text(p))
+	}
+	if v.Card == nil || v.Card.Cycle != cycle {
+		return nil
+	}
+	if cfg.Output.CycleCard {
+		w := g.human()
+		fmt.Fprint(w, "\n"+present.RenderCard(v.Card, g.style(w), false))
+	}
+	return v.Card
 }
 
 // cycleDoc is the --json document of `ooda cycle` (CLI.md).
@@ -113,6 +144,10 @@ type cycleDoc struct {
 	Summary *string     `json:"summary,omitempty"`
 	Error   *string     `json:"error,omitempty"`
 	Decide  *decideNote `json:"decide,omitempty"`
+	// Card is the Cycle Card of a cycle that ran (Step 7), the fields a
+	// person sees at its end; null for a dry run, a skip, a halt or an
+	// error (an addition to CLI.md's shape).
+	Card *present.Card `json:"card"`
 }
 
 type decideNote struct {

@@ -16,6 +16,15 @@ import (
 // terminal's own, else unknown (0: nothing is cut).
 func (g *globals) style(w io.Writer) present.Style {
 	var s present.Style
+	// Output goes through a redacting writer; the terminal is what it
+	// writes on.
+	for {
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if ok && isTerminalFd(f.Fd()) {
 		s.Terminal = true

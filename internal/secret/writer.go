@@ -27,6 +27,10 @@ type Writer struct {
 // lost.
 func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 
+// Unwrap is the writer w writes on, so a caller can ask what it is (a
+// terminal, for the views' style) without bypassing the redaction.
+func (w *Writer) Unwrap() io.Writer { return w.w }
+
 // Write redacts p (together with what was held back) and writes it on. It
 // returns len(p) when the underlying write succeeds.
 func (w *Writer) Write(p []byte) (int, error) {
