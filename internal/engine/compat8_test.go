@@ -96,6 +96,19 @@ func TestStep2B_CompatPrsProcessedShape(t *testing.T) {
 	}
 }
 
+// pr_outcomes carries the confidence before and after the human's
+// decision beside the original's delta, for the Cycle Card's LEARN line.
+func TestStep7_PROutcomesCarryBeforeAndAfter(t *testing.T) {
+	got := prOutcomesJSON([]orient.ConfidenceChange{{PR: 28, Domain: "service_health", Outcome: "rejected", Delta: -0.2, Before: 0.74, After: 0.54}})
+	var list []map[string]any
+	if err := json.Unmarshal(got, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0]["pr"] != 28.0 || list[0]["confidence_delta"] != -0.2 || list[0]["before"] != 0.74 || list[0]["after"] != 0.54 {
+		t.Errorf("pr_outcomes = %s", got)
+	}
+}
+
 // What this engine counts, the original must be able to skip after a
 // switch back: the entry carries prs_processed in the original's shape.
 func TestStep2B_CompatEntryCarriesPrsProcessed(t *testing.T) {

@@ -23,6 +23,9 @@ func (c *cycle) baseFacts(obs *observe.Observation, ori orient.Orientation, dec 
 		ScoreVerified: dec.ScoreVerified, CycleMode: dec.CycleMode, Season: obs.SeasonMode,
 		Saturation: c.snap.State.ConsecutiveObserveOnlyCycles,
 	}
+	for _, r := range c.recall.Lessons {
+		f.LessonsRecalled = append(f.LessonsRecalled, r.Lesson)
+	}
 	if w := dec.Winner; w != nil {
 		score, raw, conf := w.Score, w.RawScore, w.Confidence
 		f.Domain, f.Skill = w.Domain, w.Skill

@@ -162,10 +162,14 @@ func prOutcomesJSON(changes []orient.ConfidenceChange) []byte {
 		Domain string  `json:"domain"`
 		Out    string  `json:"outcome"`
 		Delta  float64 `json:"confidence_delta"`
+		// before and after are ooda's additions (the original's readers
+		// pass over them): the Cycle Card shows the change as it was.
+		Before float64 `json:"before"`
+		After  float64 `json:"after"`
 	}
 	var list []out
 	for _, ch := range changes {
-		list = append(list, out{ch.PR, ch.Domain, ch.Outcome, ch.Delta})
+		list = append(list, out{ch.PR, ch.Domain, ch.Outcome, ch.Delta, ch.Before, ch.After})
 	}
 	b, _ := json.Marshal(list)
 	return b

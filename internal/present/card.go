@@ -130,10 +130,6 @@ type CardView struct {
 // NoCardYet is what the card says when the decision log is empty.
 const NoCardYet = "No cycle to card yet. Run `ooda cycle` first."
 
-// cardRecalledKey is the decision-log key holding the lessons 2-F recalled
-// for the cycle, when the entry records them.
-const cardRecalledKey = "lessons_recalled"
-
 // BuildCard builds the Cycle Card of the newest decision-log entry. It
 // only reads (no lock, no writes, no quarantine): a missing file is its
 // default and a corrupt one is named in Corrupt.
@@ -568,7 +564,7 @@ func cardNewIntervention(m state.Memos, cycle int) (CardLearn, bool) {
 // cardRecalledLesson is the LEARN line of a past lesson 2-F recalled for the
 // cycle, when the entry records which.
 func cardRecalledLesson(e state.DecisionEntry) (CardLearn, bool) {
-	raw, ok := e.Extra[cardRecalledKey]
+	raw, ok := e.Extra[record.LessonsRecalledKey]
 	if !ok {
 		return CardLearn{}, false
 	}

@@ -71,3 +71,28 @@ func TestFirst_DecisionEntrySummary(t *testing.T) {
 		t.Errorf("no summary, no key: %s", b)
 	}
 }
+
+// Step 7: the lessons 2-F recalled go into the entry (one line each,
+// bounded, blanks dropped), so the Cycle Card after the cycle and
+// `ooda status --share` later can say which lesson informed it; an entry
+// that recalled none has no such key.
+func TestStep7_DecisionEntryLessonsRecalled(t *testing.T) {
+	f := Facts{Cycle: 3, Now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), Domain: "tests", Skill: "/check-tests",
+		Result: "success", Summary: "ok",
+		LessonsRecalled: []string{"Skip backlog\nafter 2x no_remote.", " ", strings.Repeat("y", 3*DecisionTextMax)}}
+	e := DecisionEntry(f, TypeAction, 0.2)
+	var got []string
+	if err := json.Unmarshal(e.Extra[LessonsRecalledKey], &got); err != nil {
+		t.Fatalf("lessons_recalled = %s: %v", e.Extra[LessonsRecalledKey], err)
+	}
+	if len(got) != 2 || got[0] != "Skip backlog after 2x no_remote." || got[1] != strings.Repeat("y", DecisionTextMax) {
+		t.Errorf("lessons_recalled = %q", got)
+	}
+	if string(e.Extra[SummaryKey]) != `"ok"` {
+		t.Errorf("summary lost beside the lessons: %s", e.Extra[SummaryKey])
+	}
+	f.LessonsRecalled = nil
+	if _, ok := DecisionEntry(f, TypeAction, 0.2).Extra[LessonsRecalledKey]; ok {
+		t.Error("an entry that recalled nothing has lessons_recalled")
+	}
+}

@@ -62,7 +62,10 @@ type Facts struct {
 	OrientSummary  string
 	// Summary is what the primary skill's report says it found, as
 	// act.Report.SummaryLine gives it; "" when it gave none.
-	Summary         string
+	Summary string
+	// LessonsRecalled are the lessons 2-F recalled for the cycle, most
+	// recent first: the Cycle Card's "recalled lesson" LEARN line.
+	LessonsRecalled []string
 	PRNumber        *int
 	RiskTier        *int
 	HadOutput       bool
@@ -209,6 +212,21 @@ func DecisionEntry(f Facts, resultType string, quality float64) state.DecisionEn
 		b, _ := json.Marshal(s)
 		e.Extra = state.Extra{SummaryKey: b}
 	}
+	if len(f.LessonsRecalled) > 0 {
+		lessons := make([]string, 0, len(f.LessonsRecalled))
+		for _, l := range f.LessonsRecalled {
+			if l = clip(oneLine(l), DecisionTextMax); l != "" {
+				lessons = append(lessons, l)
+			}
+		}
+		if len(lessons) > 0 {
+			b, _ := json.Marshal(lessons)
+			if e.Extra == nil {
+				e.Extra = state.Extra{}
+			}
+			e.Extra[LessonsRecalledKey] = b
+		}
+	}
 	cost := round(f.CostUSD, 4)
 	e.CostUSD = &cost
 	OriginalFields(&e, f)
@@ -218,6 +236,10 @@ func DecisionEntry(f Facts, resultType string, quality float64) state.DecisionEn
 // SummaryKey is the decision-log key of the primary skill's summary, set
 // only when the skill reported one.
 const SummaryKey = "summary"
+
+// LessonsRecalledKey is the decision-log key of the lessons 2-F recalled
+// for the cycle, set only when it recalled some.
+const LessonsRecalledKey = "lessons_recalled"
 
 // Stop reasons of a decision-log entry in the original OODA loop's words
 // (its chain stops for these); other stops are named in this program's.

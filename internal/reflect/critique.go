@@ -18,14 +18,14 @@ const (
 
 // CritiqueInput are the facts of a cycle that made a decision.
 type CritiqueInput struct {
-	Now        time.Time
-	Cycle      int
-	Domain     string
-	Skill      string
-	Score      float64
+	Now    time.Time
+	Cycle  int
+	Domain string
+	Skill  string
+	Score  float64
 	// Guidance is the 3-A0 shortcut that chose the domain without
 	// scoring it (critical_alert, stable_pattern); Score means nothing then.
-	Guidance string
+	Guidance   string
 	Result     string // success, error, observe_only, blocked
 	ResultType string
 	// FutileRun is how many cycles in a row (this one included) the domain
