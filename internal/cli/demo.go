@@ -15,8 +15,8 @@ import (
 	"github.com/ooda-loop/ooda/internal/clock"
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/engine"
+	"github.com/ooda-loop/ooda/internal/present"
 	"github.com/ooda-loop/ooda/internal/safetext"
-	"github.com/ooda-loop/ooda/internal/secret"
 	"github.com/ooda-loop/ooda/internal/skills"
 	"github.com/ooda-loop/ooda/internal/state"
 )
@@ -37,8 +37,9 @@ func newDemoCmd(g *globals) *cobra.Command {
 		Long: `Copy the embedded quickstart project (three domains whose skills are small
 shell scripts) into a temporary directory, or --dir, and run real cycles on
 it with a simulated clock that advances --every between cycles. Each cycle's
-decision and outcome is printed, then the project's CHANGELOG head. Needs no
-network and no language model.`,
+Cycle Card is printed (what it observed, decided, did, re-aimed and cost),
+then the Loop Scorecard of all of them. Needs no network and no language
+model.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd.Context(), g, o) },
 	}
@@ -79,10 +80,16 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 		start = c.Now()
 	}
 	clk := clock.NewFixed(start)
-	if cfg, err := config.Load(filepath.Join(dir, "config.json")); err == nil {
+	// The views read the project as every command does: through a store
+	// bounded by its configuration.
+	st := state.New(dir)
+	cfg, cerr := config.LoadProject(filepath.Join(dir, "config.json"), dir)
+	if cerr == nil {
 		registerSecrets(cfg)
+		st.MaxRead = cfg.Safety.MaxReadBytes()
 	}
 	out := g.human()
+	style := g.style(out)
 	fmt.Fprintf(out, "ooda demo: %d cycles on the quickstart project in %s\n\n", o.cycles, dir)
 	if ctx == nil {
 		ctx = context.Background()
@@ -107,10 +114,12 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 		case res.Reason != "":
 			what += " (" + res.Reason + ")"
 		}
-		fmt.Fprintf(out, "cycle #%-2d %s  %-15s%s → %s\n", res.Cycle, clk.Now().Format("2006-01-02 15:04"), safetext.Text(winner), score, safetext.Text(what))
-		if res.Summary != "" {
-			// What the skill said it found, under the row it explains.
-			fmt.Fprintf(out, "          %s reports: %s\n", safetext.Text(res.Decision.Winner.Skill), safetext.Text(res.Summary))
+		// A cycle that ran shows its Cycle Card, as `ooda cycle` ends
+		// with it; one that did not run (the first, observe-only) its row.
+		if card := demoCard(cfg, st, res); card != nil {
+			fmt.Fprint(out, present.RenderCard(card, style, false)+"\n")
+		} else {
+			fmt.Fprintf(out, "cycle #%-2d %s  %-15s%s → %s\n\n", res.Cycle, clk.Now().Format("2006-01-02 15:04"), safetext.Text(winner), score, safetext.Text(what))
 		}
 		rows = append(rows, map[string]any{"cycle": res.Cycle, "winner": winner, "result_type": res.ResultType, "status": res.Status, "summary": res.Summary})
 		switch code := res.ExitCode(); code {
@@ -129,11 +138,8 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 		}
 		clk.Advance(o.every)
 	}
-	entries, _ := state.New(dir).ChangelogEntries()
-	if len(entries) > 0 {
-		// A CHANGELOG entry quotes skills' summaries: shown as its lines,
-		// every other control character escaped.
-		fmt.Fprintf(out, "\nLatest CHANGELOG entry (agent/state/evolve/CHANGELOG.md):\n\n%s", safetext.Multiline(secret.Redact(entries[0])))
+	if cfg != nil {
+		fmt.Fprint(out, present.RenderScorecard(present.BuildScorecard(cfg, st, 0), style))
 	}
 	if o.keep || o.dir != "" {
 		fmt.Fprintf(out, "\nThe project is kept at %s: try `ooda cycle --dry-run --project %s`.\n", dir, dir)
@@ -168,4 +174,17 @@ func copyExample(dir string) error {
 		}
 		return state.WriteFileAtomic(dst, b, mode)
 	})
+}
+
+// demoCard is the Cycle Card of a demo cycle that ran, nil for one that
+// did not (or whose record cannot be read back).
+func demoCard(cfg *config.Config, st *state.Store, res engine.Result) *present.Card {
+	if cfg == nil || res.Status != engine.StatusCompleted || !cfg.Output.CycleCard {
+		return nil
+	}
+	v := present.BuildCard(cfg, st)
+	if v.Card == nil || v.Card.Cycle != res.Cycle {
+		return nil
+	}
+	return v.Card
 }

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// `ooda demo` shows what each skill said it found, under its cycle's row,
-// and in --json; the CHANGELOG entry it prints carries the summary too.
+// `ooda demo` shows what each skill said it found, on its cycle's card
+// (OBSERVE's most notable change) and in --json; the Loop Scorecard of
+// the cycles follows the cards.
 func TestFirst_DemoShowsTheSummary(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	var out, errb strings.Builder
@@ -18,11 +19,12 @@ func TestFirst_DemoShowsTheSummary(t *testing.T) {
 	}
 	human := errb.String()
 	// Cycle 3 runs /check-tests, whose report says "tests pass; coverage 78.5%".
-	if !strings.Contains(human, "→ action_extracted\n          /check-tests reports: tests pass; coverage 78.5%\n") {
-		t.Errorf("no summary under the row:\n%s", human)
+	card3 := strings.Index(human, "quickstart · ooda cycle #3 · ")
+	if card3 < 0 || !strings.Contains(human[card3:], "\nOBSERVE   3 domains scanned · tests pass; coverage 78.5%\n") {
+		t.Errorf("cycle 3's card does not show the summary:\n%s", human)
 	}
-	if !strings.Contains(human, "- **Summary**: tests pass; coverage 78.5%\n") {
-		t.Errorf("the CHANGELOG entry shown has no summary:\n%s", human)
+	if i := strings.Index(human, "Loop Scorecard — all 3 cycles"); i < card3 {
+		t.Errorf("the scorecard does not follow the cards:\n%s", human)
 	}
 	var doc struct {
 		Cycles []struct {

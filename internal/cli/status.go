@@ -40,7 +40,21 @@ status only reads: it takes no lock and writes, moves or repairs nothing.
 A missing state file shows its default; a corrupt one is named on stderr
 ("[WARN] corrupt state file: PATH") and shown as its default, so the
 dashboard always renders. An invalid config.json is a configuration error
-(exit 2). With --json it prints one JSON document (docs/status.md).`,
+(exit 2). With --json it prints one JSON document (docs/status.md).
+
+The other views, one at a time:
+  --orient                the Orient view: episodes, principles, each
+                          domain's lens, interventions, skill gaps
+                          (learning_loop_break counted apart), recent
+                          reflections and lessons
+  --scorecard [--window N]
+                          the Loop Scorecard: loop value, task completion,
+                          futile rate, PR merge and hold, queue resolution,
+                          cost per success, goals, mission hit, gap and
+                          lesson rates, the grade and the Goodhart cap, and
+                          a trend per KPI; all cycles, or the last N
+  --share [--plain]       the Cycle Card of the latest cycle (the one every
+                          cycle prints at its end); --plain: no box, no emoji`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(cmd); err != nil {

@@ -23,8 +23,14 @@ func (c *cycle) baseFacts(obs *observe.Observation, ori orient.Orientation, dec 
 		ScoreVerified: dec.ScoreVerified, CycleMode: dec.CycleMode, Season: obs.SeasonMode,
 		Saturation: c.snap.State.ConsecutiveObserveOnlyCycles,
 	}
-	for _, r := range c.recall.Lessons {
-		f.LessonsRecalled = append(f.LessonsRecalled, r.Lesson)
+	if w := dec.Winner; w != nil {
+		// 2-F recalls lessons for every candidate; the ones that informed
+		// this cycle are the winner's.
+		for _, r := range c.recall.Lessons {
+			if r.Domain == w.Domain {
+				f.LessonsRecalled = append(f.LessonsRecalled, r.Lesson)
+			}
+		}
 	}
 	if w := dec.Winner; w != nil {
 		score, raw, conf := w.Score, w.RawScore, w.Confidence
