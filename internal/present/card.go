@@ -135,15 +135,14 @@ const NoCardYet = "No cycle to card yet. Run `ooda cycle` first."
 // default and a corrupt one is named in Corrupt.
 func BuildCard(cfg *config.Config, st *state.Store) CardView {
 	var v CardView
-	snap, lerr := st.Load()
+	// The card shows these files (and the cost ledger, the lens
+	// changelogs and the CHANGELOG) and reads no other.
+	snap, lerr := st.LoadFiles(state.StateFile, state.ConfidenceFile, state.MemosFile, state.CostLedgerFile)
 	if snap == nil {
 		snap = &state.Snapshot{Confidence: state.NewConfidence()}
 	}
 	for _, c := range snap.Corrupt {
-		switch c.File {
-		case state.StateFile, state.ConfidenceFile, state.MemosFile:
-			v.Corrupt = append(v.Corrupt, c.Path)
-		}
+		v.Corrupt = append(v.Corrupt, c.Path)
 	}
 	var cle *state.CorruptLedgerError
 	switch {

@@ -142,13 +142,13 @@ type DashboardIntervention struct {
 // dashboardTopItems is how many pending actions the dashboard lists.
 const dashboardTopItems = 3
 
-// dashboardFiles are the evolve files the dashboard shows; a corrupt one
-// is named. Store.Load reads others (goals, metrics, memories), which
-// other views show and name.
+// dashboardFiles are the evolve files the dashboard shows, the only ones
+// it reads (with the cost ledger and the domain state files): a corrupt
+// one is named.
 var dashboardFiles = []string{state.StateFile, state.ConfidenceFile, state.MemosFile, state.ActionQueueFile, state.OutcomesFile}
 
-// Dashboard gathers the dashboard at now. It only reads: Store.Load lists
-// a corrupt file in Snapshot.Corrupt and leaves it where it is (setting it
+// Dashboard gathers the dashboard at now. It only reads: Store.LoadFiles
+// lists a corrupt file in Snapshot.Corrupt and leaves it where it is (setting it
 // aside is Quarantine's, which only a cycle calls), so the dashboard shows
 // the default in its place and names it.
 func Dashboard(cfg *config.Config, st *state.Store, now time.Time) DashboardDoc {
@@ -162,14 +162,12 @@ func Dashboard(cfg *config.Config, st *state.Store, now time.Time) DashboardDoc 
 		Memos:       DashboardMemos{Pending: []DashboardMemo{}, Interventions: []DashboardIntervention{}},
 		Cost:        DashboardCost{LimitUSD: cfg.Cost.DailyLimitUSD, WarningPct: cfg.Cost.WarningThresholdPct},
 	}
-	snap, lerr := st.Load()
+	snap, lerr := st.LoadFiles(append(dashboardFiles, state.CostLedgerFile)...)
 	if snap == nil {
 		snap = &state.Snapshot{Confidence: state.NewConfidence()}
 	}
 	for _, c := range snap.Corrupt {
-		if slices.Contains(dashboardFiles, c.File) {
-			doc.Corrupt = append(doc.Corrupt, c.Path)
-		}
+		doc.Corrupt = append(doc.Corrupt, c.Path)
 	}
 	var cle *state.CorruptLedgerError
 	switch {

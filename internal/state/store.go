@@ -149,13 +149,31 @@ type Snapshot struct {
 // Quarantine). A corrupt or refused cost ledger is a *CorruptLedgerError.
 // An evolve directory reached through a symlink out of the project is an
 // *OutsideError: no state is read or written through it.
-func (s *Store) Load() (*Snapshot, error) {
+func (s *Store) Load() (*Snapshot, error) { return s.load(nil) }
+
+// LoadFiles is Load restricted to the named evolve files (StateFile,
+// ConfidenceFile, …): the others are left at their empty defaults and
+// are neither read nor named corrupt. A view that shows a few files
+// reads only those.
+func (s *Store) LoadFiles(names ...string) (*Snapshot, error) {
+	only := map[string]bool{}
+	for _, n := range names {
+		only[n] = true
+	}
+	return s.load(only)
+}
+
+// load reads the files of only, or every file when only is nil.
+func (s *Store) load(only map[string]bool) (*Snapshot, error) {
 	snap := &Snapshot{Confidence: NewConfidence()}
 	if err := s.checkEvolveDir(); err != nil {
 		return snap, err
 	}
 	var err error
 	read := func(name string, v any) bool {
+		if only != nil && !only[name] {
+			return false
+		}
 		found, cerr := s.readJSON(name, v, &snap.Warnings)
 		if cerr != nil {
 			snap.Corrupt = append(snap.Corrupt, Corruption{File: name, Path: s.EvolvePath(name), Err: cerr})
@@ -174,14 +192,19 @@ func (s *Store) Load() (*Snapshot, error) {
 	read(MetricsFile, &snap.Metrics)
 	read(OutcomesFile, &snap.Outcomes)
 	read(CheckpointsFile, &snap.Checkpoints)
-	s.LoadMemory(snap)
-	var ledger CostLedger
-	found, lerr := s.readJSON(CostLedgerFile, &ledger, &snap.Warnings)
-	switch {
-	case lerr != nil:
-		err = &CorruptLedgerError{Path: s.EvolvePath(CostLedgerFile), Err: lerr}
-	case found:
-		snap.CostLedger = &ledger
+	read(EpisodesFile, &snap.Episodes)
+	read(PrinciplesFile, &snap.Principles)
+	read(ReflectionsFile, &snap.Reflections)
+	read(CascadesFile, &snap.Cascades)
+	if only == nil || only[CostLedgerFile] {
+		var ledger CostLedger
+		found, lerr := s.readJSON(CostLedgerFile, &ledger, &snap.Warnings)
+		switch {
+		case lerr != nil:
+			err = &CorruptLedgerError{Path: s.EvolvePath(CostLedgerFile), Err: lerr}
+		case found:
+			snap.CostLedger = &ledger
+		}
 	}
 	s.sanitize(snap)
 	return snap, err
