@@ -166,14 +166,12 @@ func BuildScorecard(cfg *config.Config, st *state.Store, window int) Scorecard {
 	if window > 0 {
 		sc.Window = window
 	}
-	snap, lerr := st.Load()
+	snap, lerr := st.LoadFiles(append(scorecardFiles, state.CostLedgerFile)...)
 	if snap == nil {
 		snap = &state.Snapshot{}
 	}
 	for _, c := range snap.Corrupt {
-		if slices.Contains(scorecardFiles, c.File) {
-			sc.Corrupt = append(sc.Corrupt, c.Path)
-		}
+		sc.Corrupt = append(sc.Corrupt, c.Path)
 	}
 	var cle *state.CorruptLedgerError
 	switch {

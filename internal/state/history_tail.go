@@ -3,12 +3,16 @@ package state
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
+	"slices"
+	"sync"
 	"syscall"
 )
 
@@ -38,7 +42,7 @@ func (s *Store) CycleHistoryTail(n int, fn func(CycleRecord) bool) (HistoryStats
 		if err := t.readFileNotes(nil); err != nil {
 			return st, err
 		}
-		err := t.scanBack(func(l tailLine) bool {
+		err := t.scanBackAll(func(l tailLine) bool {
 			st.Cycles++
 			return fn(t.record(l))
 		})
@@ -76,12 +80,14 @@ type tailReader struct {
 	s         *Store
 	st        *HistoryStats
 	logNotes  map[int][]json.RawMessage
-	fileNotes map[int][]json.RawMessage
+	fileNotes noteIndex
+	in        interner
+	notes     []json.RawMessage // record's scratch
 }
 
 // tailLine is one cycle line as read: decoded when the fast decoding
-// took it as written (ok), and its bytes for the records an annotation
-// changes or whose values need the tolerant decoding.
+// took it (ok), and its bytes for the records an annotation changes or
+// whose values need encoding/json's reading.
 type tailLine struct {
 	cycle int
 	line  CycleLogLine
@@ -89,20 +95,9 @@ type tailLine struct {
 	raw   []byte
 }
 
-// fastLine decodes a log line in one json.Unmarshal. The outer cycle_id
-// shadows the embedded one, so that a cycle_id written as "12" or 12.0
-// does not fail the line.
-type fastLine struct {
-	CycleLogLine
-	RawCycleID json.RawMessage `json:"cycle_id"`
-	RawCycle   json.RawMessage `json:"cycle"`
-	Annotate   json.RawMessage `json:"annotate"`
-}
-
 var (
-	keyCycleID  = []byte(`"cycle_id"`)
-	keyCycle    = []byte(`"cycle"`)
-	keyAnnotate = []byte(`"annotate"`)
+	keyCycleID = []byte(`"cycle_id"`)
+	keyCycle   = []byte(`"cycle"`)
 )
 
 // lineKind is what a log line is.
@@ -115,36 +110,19 @@ const (
 )
 
 // classify reads one non-empty log line: a cycle line, an annotation
-// line (its note: the annotate member, an object) or neither. Lines the
-// fast decoding cannot take exactly as CycleHistory would (a value of the
-// wrong type, a key written with escapes or in other case) are read the
-// way CycleHistory reads them.
-func classify(b []byte) (lineKind, int, json.RawMessage, tailLine) {
+// line (its note: the annotate member, an object) or neither. A line the
+// fast decoding (history_fast.go) does not take is read the way
+// CycleHistory reads it.
+func (t *tailReader) classify(b []byte) (lineKind, int, json.RawMessage, tailLine) {
+	return classifyLine(b, &t.in)
+}
+
+func classifyLine(b []byte, in *interner) (lineKind, int, json.RawMessage, tailLine) {
 	if b[0] != '{' {
 		return skipLine, 0, nil, tailLine{}
 	}
-	var f fastLine
-	if json.Unmarshal(b, &f) == nil {
-		cycle, idOK := -1, false
-		switch {
-		case f.RawCycleID != nil && bytes.Contains(b, keyCycleID):
-			cycle, idOK = cycleNumber(f.RawCycleID)
-		case f.RawCycleID == nil && f.RawCycle != nil && bytes.Contains(b, keyCycle):
-			cycle, idOK = cycleNumber(f.RawCycle)
-		case f.RawCycleID == nil && f.RawCycle == nil:
-			return skipLine, 0, nil, tailLine{}
-		}
-		annotOK := f.Annotate == nil || bytes.Contains(b, keyAnnotate)
-		if idOK && cycle <= MaxCounter && annotOK {
-			if f.Annotate != nil {
-				if t := bytes.TrimSpace(f.Annotate); len(t) > 0 && t[0] == '{' {
-					return noteLine, cycle, f.Annotate, tailLine{}
-				}
-				return skipLine, 0, nil, tailLine{}
-			}
-			f.CycleLogLine.CycleID = cycle
-			return cycleLine, cycle, nil, tailLine{cycle: cycle, line: f.CycleLogLine, ok: true, raw: b}
-		}
+	if kind, cycle, note, line, ok := fastClassify(b, in); ok {
+		return kind, cycle, note, tailLine{cycle: cycle, line: line, ok: kind == cycleLine, raw: b}
 	}
 	cycle, members, ok := historyLine(b)
 	if !ok {
@@ -162,36 +140,52 @@ func classify(b []byte) (lineKind, int, json.RawMessage, tailLine) {
 // record is the line as CycleHistory gives it: annotations applied, the
 // log's in file order, then the annotation file's.
 func (t *tailReader) record(l tailLine) CycleRecord {
-	logN, fileN := t.logNotes[l.cycle], t.fileNotes[l.cycle]
+	var logN []json.RawMessage
+	if len(t.logNotes) > 0 {
+		logN = t.logNotes[l.cycle]
+	}
+	fileN := t.fileNotes.of(l.cycle)
 	if l.ok && len(logN) == 0 && len(fileN) == 0 {
 		return CycleRecord{Line: l.line}
+	}
+	notes := t.notes[:0]
+	for i := len(logN) - 1; i >= 0; i-- {
+		notes = append(notes, logN[i])
+	}
+	for _, n := range fileN {
+		notes = append(notes, t.fileNotes.note(n))
+	}
+	t.notes = notes
+	if l.ok {
+		if rec, ok := fastRecord(l.raw, l.cycle, notes, &t.in); ok {
+			return rec
+		}
 	}
 	_, members, ok := historyLine(l.raw)
 	if !ok {
 		// classify read it; a line cannot change between the two reads.
 		return CycleRecord{Line: l.line}
 	}
-	rec := CycleRecord{}
-	apply := func(note json.RawMessage) {
+	// As CycleHistory: the notes' members merged, the latest of each key
+	// kept, then each compared with the line's and put in its place.
+	merged := map[string]json.RawMessage{}
+	for _, note := range notes {
 		keys, vals, err := objectMembers(note)
 		if err != nil {
-			return
+			continue
 		}
 		for i, k := range keys {
-			if k == "cycle_id" {
-				continue
+			if k != "cycle_id" {
+				merged[k] = vals[i]
 			}
-			if old, ok := members[k]; !ok || !bytes.Equal(old, vals[i]) {
-				rec.Annotated = true
-			}
-			members[k] = vals[i]
 		}
 	}
-	for i := len(logN) - 1; i >= 0; i-- {
-		apply(logN[i])
-	}
-	for _, note := range fileN {
-		apply(note)
+	rec := CycleRecord{}
+	for k, v := range merged {
+		if old, ok := members[k]; !ok || !bytes.Equal(old, v) {
+			rec.Annotated = true
+		}
+		members[k] = v
 	}
 	b, _ := json.Marshal(members)
 	if json.Unmarshal(b, &rec.Line) != nil {
@@ -214,7 +208,8 @@ func (t *tailReader) record(l tailLine) CycleRecord {
 // long history has one or two annotations for every PR), so it is not
 // counted in the stats either.
 func (t *tailReader) readFileNotes(want map[int]bool) error {
-	t.fileNotes = map[int][]json.RawMessage{}
+	t.fileNotes = noteIndex{}
+	defer t.fileNotes.sort()
 	f, err := t.s.openLog(CycleLogAnnotationsFile)
 	if err != nil || f == nil {
 		return err
@@ -234,11 +229,11 @@ func (t *tailReader) readFileNotes(want map[int]bool) error {
 				// Another cycle's annotation: not decoded, not counted.
 				continue
 			}
-			kind, cycle, note, _ := classify(b)
+			kind, cycle, note, _ := t.classify(b)
 			if kind == noteLine {
 				t.st.Annotations++
 				if want == nil || want[cycle] {
-					t.fileNotes[cycle] = append(t.fileNotes[cycle], bytes.Clone(note))
+					t.fileNotes.add(cycle, note)
 				}
 			} else {
 				t.st.Skipped++
@@ -284,7 +279,7 @@ func (t *tailReader) scanBack(fn func(tailLine) bool) error {
 		if len(b) == 0 {
 			continue
 		}
-		kind, cycle, note, l := classify(b)
+		kind, cycle, note, l := t.classify(b)
 		switch kind {
 		case skipLine:
 			t.st.Skipped++
@@ -297,6 +292,162 @@ func (t *tailReader) scanBack(fn func(tailLine) bool) error {
 			}
 		}
 	}
+}
+
+// tailBatch is how many bytes of lines scanBackAll hands a worker at a
+// time; a variable for the tests, which make it small.
+var tailBatch = 256 << 10
+
+// lineBatch is a run of consecutive log lines, newest first, copied out
+// of the reader's buffer, and what a worker made of each.
+type lineBatch struct {
+	buf   []byte
+	lines []batchLine
+	done  chan struct{} // closed once every line is classified
+	err   error         // the read error that ended the log, after the lines
+}
+
+type batchLine struct {
+	off, end int
+	tooLong  bool
+	kind     lineKind
+	cycle    int
+	note     json.RawMessage
+	l        tailLine
+}
+
+// scanBackAll is scanBack for the whole log: the lines are read in one
+// goroutine and decoded by as many as there are processors, in batches,
+// while this one applies them in order, so a long history costs its
+// decoding divided among the cores. Memory is bounded: at most
+// 2*workers batches are in flight.
+func (t *tailReader) scanBackAll(fn func(tailLine) bool) error {
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	if workers < 2 {
+		return t.scanBack(fn)
+	}
+	f, err := t.s.openLog(CycleLogFile)
+	if err != nil || f == nil {
+		return err
+	}
+	defer f.Close()
+	p := t.s.EvolvePath(CycleLogFile)
+	fi, err := f.Stat()
+	if err != nil {
+		return fsErr("stat", p, err)
+	}
+	inFlight := 2 * workers
+	free := make(chan *lineBatch, inFlight)
+	for i := 0; i < inFlight; i++ {
+		free <- &lineBatch{}
+	}
+	ordered := make(chan *lineBatch, inFlight)
+	work := make(chan *lineBatch, inFlight)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var in interner
+			for b := range work {
+				for i := range b.lines {
+					bl := &b.lines[i]
+					if !bl.tooLong {
+						bl.kind, bl.cycle, bl.note, bl.l = classifyLine(b.buf[bl.off:bl.end], &in)
+					}
+				}
+				close(b.done)
+			}
+		}()
+	}
+	// The reader: lines into batches, each sent in order to this
+	// goroutine and to a worker.
+	go func() {
+		defer close(work)
+		defer close(ordered)
+		r := backLines{f: f, off: fi.Size(), limit: MaxHistoryLine}
+		var cur *lineBatch
+		// ordered and work hold as many batches as there are, so that
+		// sending never blocks.
+		send := func() {
+			ordered <- cur
+			work <- cur
+			cur = nil
+		}
+		for {
+			line, tooLong, err := r.next()
+			end := err != nil
+			if end {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				} else {
+					err = fsErr("read", p, err)
+				}
+			} else if !tooLong {
+				if line = bytes.TrimSpace(line); len(line) == 0 {
+					continue
+				}
+			}
+			if cur != nil && !end && len(cur.buf)+len(line) > cap(cur.buf) {
+				send()
+			}
+			if cur == nil {
+				select {
+				case cur = <-free:
+				case <-quit:
+					return
+				}
+				cur.buf, cur.lines, cur.done, cur.err = cur.buf[:0], cur.lines[:0], make(chan struct{}), nil
+				if n := max(tailBatch, len(line)); cap(cur.buf) < n {
+					cur.buf = make([]byte, 0, n)
+				}
+			}
+			if end {
+				// The log's start, or a read error: the last batch.
+				cur.err = err
+				send()
+				return
+			}
+			off := len(cur.buf)
+			cur.buf = append(cur.buf, line...)
+			cur.lines = append(cur.lines, batchLine{off: off, end: len(cur.buf), tooLong: tooLong})
+		}
+	}()
+	defer func() {
+		// Stopped early or not, let the reader and the workers end.
+		close(quit)
+		for b := range ordered {
+			<-b.done
+		}
+		wg.Wait()
+	}()
+	for b := range ordered {
+		<-b.done
+		for i := range b.lines {
+			bl := &b.lines[i]
+			if bl.tooLong {
+				t.st.Skipped++
+				continue
+			}
+			switch bl.kind {
+			case skipLine:
+				t.st.Skipped++
+			case noteLine:
+				t.st.Annotations++
+				t.logNotes[bl.cycle] = append(t.logNotes[bl.cycle], bytes.Clone(bl.note))
+			case cycleLine:
+				if !fn(bl.l) {
+					return nil
+				}
+			}
+		}
+		if b.err != nil {
+			return b.err
+		}
+		free <- b
+	}
+	return nil
 }
 
 // openLog opens an evolve log for reading as eachLine does: nil for a
@@ -346,7 +497,8 @@ type backLines struct {
 	chunk int    // bytes per read; tailChunk when 0
 	buf   []byte // buf[:end] is read and not yet returned
 	end   int
-	long  bool // the line that ends at buf[end] lost its later bytes
+	nl    []int // the offsets of the newlines in buf[:end], in order
+	long  bool  // the line that ends at buf[end] lost its later bytes
 	// started is set once the file's last line, the one that may lack
 	// its newline, has been returned.
 	started bool
@@ -354,7 +506,9 @@ type backLines struct {
 
 func (r *backLines) next() (line []byte, tooLong bool, err error) {
 	for {
-		if i := bytes.LastIndexByte(r.buf[:r.end], '\n'); i >= 0 {
+		if k := len(r.nl); k > 0 {
+			i := r.nl[k-1]
+			r.nl = r.nl[:k-1]
 			line, tooLong = r.buf[i+1:r.end], r.long
 			r.end, r.long = i, false
 			return r.bounded(line, tooLong)
@@ -388,6 +542,17 @@ func (r *backLines) next() (line []byte, tooLong bool, err error) {
 		}
 		r.off -= int64(n)
 		r.end += n
+		// The newlines of the chunk read, found forwards (IndexByte is
+		// much faster than LastIndexByte); the bytes after it hold none.
+		r.nl = r.nl[:0]
+		for i := 0; i < n; {
+			j := bytes.IndexByte(r.buf[i:n], '\n')
+			if j < 0 {
+				break
+			}
+			r.nl = append(r.nl, i+j)
+			i += j + 1
+		}
 	}
 }
 
@@ -444,4 +609,51 @@ func plainCycleID(b []byte) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// noteIndex holds the annotation file's notes in one buffer, sorted by
+// cycle (file order kept within a cycle): a long history has one or two
+// notes for every PR, and a map of them, read once for every cycle line,
+// cost more than the lines' decoding.
+type noteIndex struct {
+	buf   []byte
+	notes []noteRef
+}
+
+// noteRef is one note: its cycle and its bytes in noteIndex.buf.
+type noteRef struct {
+	cycle    int
+	off, end int
+}
+
+func (x *noteIndex) add(cycle int, note []byte) {
+	off := len(x.buf)
+	x.buf = append(x.buf, note...)
+	x.notes = append(x.notes, noteRef{cycle, off, len(x.buf)})
+}
+
+func (x *noteIndex) sort() {
+	slices.SortStableFunc(x.notes, func(a, b noteRef) int { return cmp.Compare(a.cycle, b.cycle) })
+}
+
+// of is the notes of one cycle, in file order.
+func (x *noteIndex) of(cycle int) []noteRef {
+	lo, hi := 0, len(x.notes)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if x.notes[m].cycle < cycle {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	end := lo
+	for end < len(x.notes) && x.notes[end].cycle == cycle {
+		end++
+	}
+	return x.notes[lo:end]
+}
+
+func (x *noteIndex) note(n noteRef) json.RawMessage {
+	return x.buf[n.off:n.end:n.end]
 }

@@ -264,3 +264,35 @@ func TestPlainCycleID_NeverDisagreesWithTheDecodedLine(t *testing.T) {
 		t.Errorf("plainCycleID read only %d lines", took)
 	}
 }
+
+// The whole log is decoded in batches by several goroutines: however the
+// lines fall into batches (one a batch, a line longer than a batch,
+// many), the records, their order and the counts are CycleHistory's, and
+// stopping early gives the newest records only.
+func TestCycleHistoryTail_BatchesGiveTheSameRecords(t *testing.T) {
+	defer func(n int) { tailBatch = n }(tailBatch)
+	rng := rand.New(rand.NewSource(3))
+	var log strings.Builder
+	for c := 1; c <= 400; c++ {
+		log.WriteString(randomLine(rng, c) + "\n")
+		if c%7 == 0 {
+			fmt.Fprintf(&log, `{"cycle_id": %d, "annotate": {"result_type": "pr_merged"}}`+"\n", c-3)
+		}
+	}
+	s := New(t.TempDir())
+	for _, size := range []int{1, 40, 333, 4096, 1 << 20} {
+		tailBatch = size
+		checkSameHistory(t, s, oddLog, oddAnnotations, func(CycleRecord) bool { return true })
+		checkSameHistory(t, s, log.String(), `{"cycle_id": 5, "annotate": {"on_mission": true}}`+"\n", func(CycleRecord) bool { return true })
+		all, _ := tailHistory(t, s, 0)
+		for _, stop := range []int{1, 2, 57, len(all) - 1} {
+			var got []CycleRecord
+			if _, err := s.CycleHistoryTail(0, func(r CycleRecord) bool { got = append(got, r); return len(got) < stop }); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != stop || !reflect.DeepEqual(got, all[:stop]) {
+				t.Errorf("batch %d, stop after %d: %d records", size, stop, len(got))
+			}
+		}
+	}
+}
