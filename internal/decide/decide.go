@@ -17,6 +17,10 @@ const (
 	ReasonBelowMinimum    = "all_scores_below_minimum"
 	ReasonGoalsMetIdle    = "goals_met_idle"
 	ReasonBelowConfidence = "all_below_confidence_no_fallback"
+	// ReasonQuarantined is a skip because the only work that could run is
+	// a quarantined domain's (session oscillation): without the quarantine
+	// that domain would have won.
+	ReasonQuarantined     = "quarantined"
 	GuidanceCriticalAlert = "critical_alert"
 	GuidanceStablePattern = "stable_pattern"
 	ExcludedCooldown      = "cooldown"
@@ -85,6 +89,9 @@ type Decision struct {
 	// ScoreVerified is 3-J's verdict; Mismatch explains a failed verification.
 	ScoreVerified bool
 	Mismatch      string
+	// QuarantineBlocked is, for a ReasonQuarantined skip, the quarantined
+	// domain that would have won without the quarantine.
+	QuarantineBlocked string
 	// Notes explain the steps taken, in order.
 	Notes []string
 }
@@ -92,7 +99,42 @@ type Decision struct {
 // Decide runs Step 3: 3-K, 3-G, 3-A0, the scoring pass (3-A, 3-A2, 3-B,
 // 3-C), 3-D, 3-E, 3-E2, 3-F, 3-I and 3-J. Dry-run handling (3-H) belongs to
 // the caller, which still needs the full decision to report.
+//
+// A cycle that selects nothing because the domain that would have won is
+// quarantined is skipped with ReasonQuarantined rather than the reason the
+// remaining options gave: the quarantine, not a lack of work, is why
+// nothing runs. Only then is the decision taken a second time without the
+// domain quarantine, which is the exact test of "would have won".
 func Decide(in Input) Decision {
+	d := decideOnce(in)
+	if d.Winner != nil || len(in.Quarantined) == 0 {
+		return d
+	}
+	switch d.SkipReason {
+	case ReasonBelowMinimum, ReasonBelowConfidence:
+	default:
+		// No scoreable domain, or goals met: true whatever is quarantined.
+		return d
+	}
+	free := in
+	free.Quarantined = nil
+	alt := decideOnce(free)
+	if alt.Winner == nil || !in.Quarantined[alt.Winner.Domain] {
+		return d
+	}
+	d.SkipReason, d.Result, d.QuarantineBlocked = ReasonQuarantined, "", alt.Winner.Domain
+	d.note("3-E: only quarantined work remains: " + alt.Winner.Domain + " would have won; idling")
+	for i := range d.Options {
+		o := &d.Options[i]
+		if o.Domain == alt.Winner.Domain && o.Excluded == ExcludedQuarantined && len(o.Reasons) > 0 {
+			// explainAll's reason, last, spoke of the others' scores.
+			o.Reasons[len(o.Reasons)-1] = "would have won, but is quarantined for this session (oscillation)"
+		}
+	}
+	return d
+}
+
+func decideOnce(in Input) Decision {
 	cfg := in.Config
 	d := Decision{CycleMode: "feature"}
 	// 3-K: leap mode needs a quality rubric with a plateau; until the
@@ -561,6 +603,9 @@ func scoreImplementation(in Input, sig signals) Option {
 	o.ConfidenceTerm = o.Confidence * sc.ConfidenceWeight
 	if pending == 0 {
 		o.Reasons = append(o.Reasons, "no pending actions")
+		if in.Quarantined[ImplementationDomain] {
+			o.Excluded = ExcludedQuarantined
+		}
 		return o
 	}
 	o.Queue = float64(pending)*f.PendingMultiplier + im.OldestPendingHours*f.AgeMultiplier + im.HighestRice*f.RiceMultiplier
@@ -650,16 +695,18 @@ func goalsMetIdle(in Input, cands []Domain) bool {
 	if active == 0 {
 		return false
 	}
+	// Work in a quarantined domain is work this session will not do, so
+	// it does not keep the loop busy once the goals are met.
 	for _, d := range in.Domains {
-		if d.HasUrgent() {
+		if d.HasUrgent() && !in.Quarantined[d.Name] {
 			return false
 		}
 	}
-	if in.Impl.ActionablePending > 0 {
+	if in.Impl.ActionablePending > 0 && !in.Quarantined[ImplementationDomain] {
 		return false
 	}
 	for _, c := range cands {
-		if c.Phase != "strategize" && c.Phase != "execute" {
+		if (c.Phase != "strategize" && c.Phase != "execute") || in.Quarantined[c.Name] {
 			continue
 		}
 		if last := lastExecuted(in.Log, c.Name); last != nil && last.HadOutput != nil && *last.HadOutput {

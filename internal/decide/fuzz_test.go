@@ -86,15 +86,24 @@ func FuzzDecide(f *testing.F) {
 		if (d.Winner == nil) == (d.SkipReason == "") {
 			t.Fatalf("winner %q with skip %q", winner(d), d.SkipReason)
 		}
+		if d.SkipReason == ReasonQuarantined {
+			// The quarantine is why nothing runs: without it, the
+			// quarantined domain it names would have won.
+			free := in
+			free.Quarantined = nil
+			if !in.Quarantined[d.QuarantineBlocked] || winner(Decide(free)) != d.QuarantineBlocked {
+				t.Fatalf("skip quarantined, blocked %q, which would not have won", d.QuarantineBlocked)
+			}
+		}
 		if d.Winner == nil {
 			return
 		}
 		if d.Winner.Excluded != "" {
 			t.Fatalf("winner %s is excluded (%s)", d.Winner.Domain, d.Winner.Excluded)
 		}
-		// A critical alert on a quarantined domain is a known gap
-		// (TestStep3A0_CriticalAlertQuarantined); everywhere else quarantine holds.
-		if in.Quarantined[d.Winner.Domain] && d.Guidance != GuidanceCriticalAlert {
+		// No path, a 3-A0 shortcut included, hands a quarantined domain the
+		// cycle (TestStep3A0_CriticalAlertQuarantined).
+		if in.Quarantined[d.Winner.Domain] {
 			t.Fatalf("quarantined %s won", d.Winner.Domain)
 		}
 		if !d.ScoreVerified {

@@ -75,7 +75,9 @@ func TestStep3E_MinScoreSkip(t *testing.T) {
 		in.Config.Scoring.BalanceEnabled = false
 		in.Quarantined = map[string]bool{"a": true}
 		d := Decide(in)
-		wantSkip(t, d, ReasonBelowMinimum)
+		// b alone is below the minimum; a would have won, so the skip is
+		// the quarantine's (SPEC-NOTES §8).
+		wantSkip(t, d, ReasonQuarantined)
 		if option(t, d, "a").Score < 10 {
 			t.Error("the quarantined domain is still scored in the table")
 		}
@@ -340,9 +342,11 @@ func TestQuarantineExclusion(t *testing.T) {
 	wantReason(t, f, "excluded: quarantined")
 
 	t.Run("alone", func(t *testing.T) {
+		// SPEC-NOTES §8: it would have won and nothing else can, so the
+		// quarantine is why the cycle idles.
 		in := newInput(2, dom("flappy", 3, 168))
 		in.Quarantined = map[string]bool{"flappy": true}
-		wantSkip(t, Decide(in), ReasonBelowMinimum)
+		wantSkip(t, Decide(in), ReasonQuarantined)
 	})
 	t.Run("implementation", func(t *testing.T) {
 		in := newInput(3, dom("a", 1, 2))

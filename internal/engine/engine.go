@@ -79,6 +79,16 @@ type Options struct {
 	// Out receives the human-readable progress lines.
 	Out    io.Writer
 	Logger *slog.Logger
+	// Quarantined are the targets a session has quarantined for
+	// oscillation (SPEC-NOTES §8), domain names and goal ids alike
+	// (including decide.ImplementationDomain); nil outside a session. A
+	// quarantined domain cannot win Decide (`excluded: "quarantined"`), and
+	// when it would have won and nothing else can, the cycle is skipped
+	// with reason decide.ReasonQuarantined. A quarantined goal counts
+	// neither toward a domain's goal contribution (3-C) nor toward "all
+	// goals met" (3-E2). A critical alert in a quarantined domain does not
+	// bypass the minimum cycle interval.
+	Quarantined map[string]bool
 }
 
 // ProjectError is a project whose layout ooda cannot use safely, such as
@@ -129,6 +139,49 @@ type Result struct {
 	// an observe-only first cycle, act), set when a cycle was recorded or
 	// skipped as too soon; zero when no interval applies.
 	NextActAt time.Time
+	// At is the instant the cycle ran as (Options.Clock, UTC), the one
+	// its records carry.
+	At time.Time
+	// Domain is the domain whose skill this cycle ran (its primary skill;
+	// chained skills are in WinnerChain), "" when none ran: a skip, an
+	// observe-only first cycle, a skill blocked by the allowlist, a dry
+	// run. Decision.Winner is what Decide selected, run or not.
+	Domain string
+	// Goals are goals.json's active and completed goals as this cycle saw
+	// them, in file order, with their progress before and after its goal
+	// measurements (2-C, and 5-D's re-measure); nil when the cycle ended
+	// before it loaded the state (HALT, the lock, a configuration error).
+	Goals []GoalResult
+}
+
+// GoalResult is one goal across a cycle: what a session's ledger and
+// completion test need, without reading goals.json again.
+type GoalResult struct {
+	// ID is the goal's id in goals.json.
+	ID string
+	// StatusBefore is the goal's status as the cycle loaded it; Status is
+	// the status it recorded ("completed" once a measurement reached the
+	// target). A goal is one of the cycle's active goals when StatusBefore
+	// is "active".
+	StatusBefore string
+	Status       string
+	// ProgressBefore and Progress are its progress (0..1) as loaded and
+	// after the cycle's measurements; equal when nothing was measured.
+	ProgressBefore float64
+	Progress       float64
+	// Measured reports that its metric command ran this cycle (never in
+	// a dry run, a skip before Orient, or for a goal without one).
+	Measured bool
+	// MetricFailed reports that its metric command ran and failed every
+	// time (could not start, timed out, exited non-zero, printed no
+	// number): Progress is the previous one, kept. MetricError says why
+	// (the last failure), with paths relative to the project.
+	MetricFailed bool
+	MetricError  string
+	// Quarantined reports that the session quarantined the goal
+	// (Options.Quarantined): it counted toward neither goal contribution
+	// nor "all goals met".
+	Quarantined bool
 }
 
 // Exit codes of a cycle (CLI.md).
@@ -227,6 +280,17 @@ type cycle struct {
 	proposalsWritten []string
 	// roots are the project root as given and as resolved, for recorded.
 	roots []string
+	// goalsBefore are the active and completed goals as loaded, goalIndex
+	// their indexes in goals.json, and measures what this cycle's metric commands gave, for Result.Goals.
+	goalsBefore []GoalResult
+	goalIndex   []int
+	measures    map[string]*goalMeasure
+}
+
+// goalMeasure is what a goal's metric commands gave in one cycle.
+type goalMeasure struct {
+	ok, failed bool
+	err        string
 }
 
 // gap is one gap this cycle detected (5-A); domain is the domain it
@@ -254,6 +318,7 @@ func RunCycle(ctx context.Context, opts Options) (res Result, err error) {
 	}
 	c := &cycle{opts: opts, out: opts.Out, log: opts.Logger.With("component", "engine"), res: &res, start: time.Now()}
 	c.now = opts.Clock.Now().UTC()
+	res.At = c.now
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("internal error: %v", r)
@@ -273,6 +338,9 @@ func RunCycle(ctx context.Context, opts Options) (res Result, err error) {
 			}
 		}
 		res.Elapsed = time.Since(c.start)
+		if c.goalsBefore != nil {
+			res.Goals = c.goalResults()
+		}
 		if c.store != nil {
 			res.Written = c.store.Written()
 		}
@@ -465,6 +533,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	}
 	st := &snap.State
 	c.failuresAtStart = st.ConsecutiveSilentFailures
+	c.goalsBefore, c.goalIndex = goalsBefore(snap.Goals, opts.Quarantined)
 
 	// A cycle number is never negative, whatever cycle_count says: the next
 	// cycle is at least #1.
@@ -539,7 +608,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 				switch {
 				case opts.DryRun:
 					c.note(fmt.Sprintf("too_soon ignored for dry run (%d min until next cycle)", remaining))
-				case observe.AnyCriticalAlert(cfg, c.store):
+				case c.criticalAlert():
 					c.printf("[URGENT] Critical alert detected, bypassing interval.")
 				default:
 					c.printf("[SKIP] Too soon. %d min until next cycle.", remaining)
@@ -678,6 +747,9 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		if dec.Winner != nil {
 			c.printf("Would execute: %s", dec.Winner.Skill)
 		}
+		if dec.SkipReason == decide.ReasonQuarantined {
+			c.printf("Would skip: quarantined (%s would have won, but is quarantined for this session).", dec.QuarantineBlocked)
+		}
 		c.printf("Observe-only streak: %d cycles", st.ConsecutiveObserveOnlyCycles)
 		c.printf("[Dry-run] No changes applied. No state files modified.")
 		c.res.Status, c.res.Result = StatusDryRun, "dry-run"
@@ -687,7 +759,11 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 
 	f := c.baseFacts(obs, ori, dec, summary)
 	if dec.Winner == nil {
-		c.printf("[Decide] Skipping cycle: %s.", dec.SkipReason)
+		if dec.SkipReason == decide.ReasonQuarantined {
+			c.printf("[Decide] Skipping cycle: quarantined (%s would have won, but oscillated and is quarantined for this session; nothing else can run).", dec.QuarantineBlocked)
+		} else {
+			c.printf("[Decide] Skipping cycle: %s.", dec.SkipReason)
+		}
 		f.Action, f.Reason, f.Result = "skip", dec.SkipReason, "skip"
 		if dec.Result != "" {
 			f.Result = dec.Result
@@ -960,6 +1036,7 @@ func (c *cycle) decideInput(obs *observe.Observation, ori orient.Orientation) de
 			OldestPendingHours: obs.Impl.OldestPendingHours, HighestRice: obs.Impl.HighestRice, OpenDraftPRs: c.outc.OpenDraftImpl},
 		StaleAfterChange: c.outc.StaleAfterChange,
 		Lean:             c.recall.Lean,
+		Quarantined:      c.opts.Quarantined,
 	}
 	for _, d := range obs.Domains {
 		dd := decide.Domain{Name: d.Config.Name, Index: d.Config.Index, Weight: d.Weight, Hours: d.Hours, NeverRun: d.NeverRun,
@@ -971,7 +1048,8 @@ func (c *cycle) decideInput(obs *observe.Observation, ori orient.Orientation) de
 		in.Domains = append(in.Domains, dd)
 	}
 	for _, g := range snap.Goals.Goals {
-		in.Goals = append(in.Goals, decide.Goal{ID: g.ID, Title: g.Title, Status: g.Status, Progress: g.ProgressValue(), RelatedDomains: g.RelatedDomains, Domain: g.Domain})
+		in.Goals = append(in.Goals, decide.Goal{ID: g.ID, Title: g.Title, Status: g.Status, Progress: g.ProgressValue(), RelatedDomains: g.RelatedDomains, Domain: g.Domain,
+			Quarantined: c.opts.Quarantined[g.ID]})
 	}
 	for _, e := range snap.State.DecisionLog {
 		in.Log = append(in.Log, decide.LogEntry{Cycle: e.Cycle, Domain: e.SelectedDomain, Action: e.Action, HadOutput: e.HadOutput, SelectedByAlert: e.SelectedByAlert, Guidance: e.Guidance})
@@ -1143,4 +1221,28 @@ func (c *cycle) fromWorkingDir(p string) string {
 		}
 	}
 	return abs
+}
+
+// criticalAlert reports a critical alert that bypasses the minimum cycle
+// interval (0-D). A quarantined domain's does not: this session will not
+// act on it, so it must not make another domain run early.
+func (c *cycle) criticalAlert() bool {
+	if len(c.opts.Quarantined) == 0 {
+		return observe.AnyCriticalAlert(c.cfg, c.store)
+	}
+	for _, dc := range c.cfg.Domains {
+		if c.opts.Quarantined[dc.Name] {
+			continue
+		}
+		ds, err := c.store.ReadDomainState(dc.StateFile)
+		if err != nil {
+			continue
+		}
+		for _, a := range ds.Alerts {
+			if a.Severity == "critical" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -136,6 +136,9 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		entry.PRsProcessed = json.RawMessage("[]")
 	}
 	c.res.Result, c.res.ResultType, c.res.Quality, c.res.PRNumber = f.Result, resultType, &quality, f.PRNumber
+	if f.Executed {
+		c.res.Domain = f.Domain
+	}
 	c.res.WinnerChain = f.Chain
 
 	// 6-C5b: cost entry and the daily cap; 6-C8: the integrity gate. The

@@ -146,6 +146,9 @@ func (c *cycle) measureGoals(ctx context.Context, ids []string) {
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
+	if c.measures == nil {
+		c.measures = map[string]*goalMeasure{}
+	}
 	for _, id := range ids {
 		var cmd string
 		for _, g := range c.snap.Goals.Goals {
@@ -172,10 +175,58 @@ func (c *cycle) measureGoals(ctx context.Context, ids []string) {
 			measured[id] = reflect.Measurement{Value: v, Err: err}
 		}
 	}
+	for id, m := range measured {
+		gm := c.measures[id]
+		if gm == nil {
+			gm = &goalMeasure{}
+			c.measures[id] = gm
+		}
+		if m.Err != nil {
+			gm.failed, gm.err = true, c.recorded(m.Err.Error())
+		} else {
+			gm.ok = true
+		}
+	}
 	gs, notes := reflect.ApplyProgress(c.snap.Goals, measured)
 	for _, n := range notes {
 		c.printf("%s", n)
 	}
 	c.snap.Goals = gs
 	c.goalsChanged = true
+}
+
+// goalsBefore is the active and completed goals of gs as a cycle loads
+// them: the goals Result.Goals reports on, each with its index in gs.
+func goalsBefore(gs state.Goals, quarantined map[string]bool) ([]GoalResult, []int) {
+	out, idx := []GoalResult{}, []int{}
+	for i, g := range gs.Goals {
+		if g.Status != "active" && g.Status != "completed" {
+			continue
+		}
+		p := g.ProgressValue()
+		out = append(out, GoalResult{ID: g.ID, StatusBefore: g.Status, Status: g.Status, ProgressBefore: p, Progress: p, Quarantined: quarantined[g.ID]})
+		idx = append(idx, i)
+	}
+	return out, idx
+}
+
+// goalResults completes goalsBefore with the goals as the cycle leaves
+// them and what their metric commands gave. A cycle only updates goals in
+// place or appends new ones, so a goal keeps its index.
+func (c *cycle) goalResults() []GoalResult {
+	out := append([]GoalResult(nil), c.goalsBefore...)
+	gs := c.snap.Goals.Goals
+	for i := range out {
+		r := &out[i]
+		if j := c.goalIndex[i]; j < len(gs) && gs[j].ID == r.ID {
+			r.Status, r.Progress = gs[j].Status, gs[j].ProgressValue()
+		}
+		if m := c.measures[r.ID]; m != nil {
+			r.Measured = true
+			if m.failed && !m.ok {
+				r.MetricFailed, r.MetricError = true, m.err
+			}
+		}
+	}
+	return out
 }
