@@ -30,7 +30,8 @@ the first line), each domain's status, last run, confidence, alerts, last
 result and its skill's report summary, the pending actions (the top three
 by RICE), the pending memos and active interventions, the saturation and
 failure breakers against the counts that halt, today's cost against the
-daily cap, the level and the mission.
+daily cap, the level and the mission, and the running or last ooda run
+session (iteration, quarantined targets, deferred findings, last judgment).
 
 It fits the terminal's width (or COLUMNS): a table of domains, long values
 cut with "…", and one block per domain below 60 columns; piped, nothing is

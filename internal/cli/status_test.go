@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/ooda-loop/ooda/internal/state"
 )
 
 const statusConfig = `{
@@ -238,5 +240,120 @@ func TestStatusEscapesHostileText(t *testing.T) {
 	}
 	if !strings.Contains(stdout, `top: x\x1b[2J\r\n[Record] Cycle #99 recorded\u202e (RICE 1)`) {
 		t.Errorf("title not shown escaped:\n%s", stdout)
+	}
+}
+
+// statusSession is a session of `ooda run` on statusProject's project,
+// running in its third iteration, with the health domain quarantined and
+// one finding deferred.
+func statusSession() state.Session {
+	return state.Session{
+		ID: "20260302T090000Z", StartedAt: "2026-03-02T09:00:00Z", UpdatedAt: "2026-03-02T11:00:00Z",
+		Status: state.SessionRunning, Iteration: 3, MaxIterations: 10,
+		Quarantined: []string{"health"},
+		Findings: map[string]state.SessionFinding{
+			"gap:no_lint_skill": {Kind: "gap", Summary: "no skill runs the linter", Status: state.FindingDeferred, LastSeen: 3, Consecutive: 3, DeferredAt: 3},
+			"action:q1":         {Kind: "action", Summary: "Tidy the README", Status: state.FindingOpen, FirstSeen: 2, LastSeen: 3, Consecutive: 2},
+		},
+		Targets: map[string]state.SessionTarget{"health": {Kind: state.KindDomain, LastResult: state.ResultQuarantined, Transitions: 3, LastCycle: 3}},
+		DetermineLog: []state.DetermineEntry{
+			{Iteration: 3, Cycle: 3, Result: "continue", NetProgress: 0, Resolved: 1, New: 1, DeferredCount: 1, DeferredNow: 1, Remaining: 1, Reason: "work remains: 1 finding unresolved"},
+		},
+	}
+}
+
+// `ooda status` shows the session and, while it runs, its quarantine as
+// the document's quarantined list; a finished session's quarantine no
+// longer applies and is only in its session object. status writes
+// nothing either way.
+func TestStatusShowsSession(t *testing.T) {
+	dir := statusProject(t)
+	st := state.New(dir)
+	rec := statusSession()
+	if err := st.SaveSession(rec); err != nil {
+		t.Fatal(err)
+	}
+	before := statusTree(t, dir)
+	code, stdout, stderr := run(t, dir, "status", "--now", statusNow)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"\nSession: 20260302T090000Z running\n  Iteration 3 of 10; started 2026-03-02T09:00:00Z, updated 2026-03-02T11:00:00Z\n",
+		"  Quarantined: health\n",
+		"  Deferred: 1 finding (stagnant, no longer counted as remaining work)\n    gap:no_lint_skill: no skill runs the linter\n",
+		"  Last judgment: iteration 3, continue, net progress 0 (1 resolved, 1 new)\n    work remains: 1 finding unresolved\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	doc, _ := statusJSON(t, dir)
+	if q, _ := json.Marshal(doc["quarantined"]); string(q) != `["health"]` {
+		t.Errorf("quarantined: %s", q)
+	}
+	sess, _ := doc["session"].(map[string]any)
+	if sess == nil || sess["id"] != "20260302T090000Z" || sess["status"] != "running" || sess["iteration"] != 3.0 || sess["max_iterations"] != 10.0 || sess["stop_reason"] != nil || sess["success"] != false {
+		t.Errorf("session: %v", doc["session"])
+	}
+	if after := statusTree(t, dir); after != before {
+		t.Errorf("status wrote to the project:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+
+	// Ended without success: the quarantine ended with it.
+	rec.Status, rec.StopReason, rec.EndedAt = state.SessionStopped, "stopped_no_progress", "2026-03-02T11:30:00Z"
+	if err := st.SaveSession(rec); err != nil {
+		t.Fatal(err)
+	}
+	doc, _ = statusJSON(t, dir)
+	sess, _ = doc["session"].(map[string]any)
+	if q, _ := json.Marshal(doc["quarantined"]); string(q) != `[]` {
+		t.Errorf("a finished session's quarantine is listed: %s", q)
+	}
+	if sq, _ := json.Marshal(sess["quarantined"]); sess["status"] != "stopped" || sess["stop_reason"] != "stopped_no_progress" || sess["success"] != false || string(sq) != `["health"]` {
+		t.Errorf("session: %v", sess)
+	}
+	_, stdout, _ = run(t, dir, "status", "--now", statusNow)
+	if !strings.Contains(stdout, "Session: 20260302T090000Z stopped\n  Stop reason: stopped_no_progress (not a success)\n") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+}
+
+// A project that never ran a session: no session line, "session": null.
+func TestStatusWithoutSession(t *testing.T) {
+	dir := statusProject(t)
+	code, stdout, stderr := run(t, dir, "status", "--now", statusNow)
+	if code != 0 || strings.Contains(stdout, "Session") {
+		t.Errorf("exit %d: %s\n%s", code, stdout, stderr)
+	}
+	doc, _ := statusJSON(t, dir)
+	if s, ok := doc["session"]; !ok || s != nil {
+		t.Errorf("session: %v (present: %v)", s, ok)
+	}
+}
+
+// The newest session record is corrupt: it is named on stderr like every
+// corrupt state file, the dashboard renders without it (exit 0), and it
+// is left as it is.
+func TestStatusNamesCorruptSession(t *testing.T) {
+	dir := statusProject(t)
+	p := mkfile(t, dir, "agent/state/evolve/sessions/20260302T090000Z.json", `{"id": "20260302T090000Z", "iteration": `)
+	before := statusTree(t, dir)
+	code, stdout, stderr := run(t, dir, "status", "--now", statusNow)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := "[WARN] corrupt state file: " + p + "\n"; strings.Count(stderr, want) != 1 {
+		t.Errorf("stderr does not name %s once:\n%s", p, stderr)
+	}
+	if !strings.HasPrefix(stdout, "HALT: not active\n") || strings.Contains(stdout, "Session") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	doc, stderr := statusJSON(t, dir)
+	if doc["session"] != nil || !strings.Contains(stderr, p) {
+		t.Errorf("--json: session %v; stderr %s", doc["session"], stderr)
+	}
+	if after := statusTree(t, dir); after != before {
+		t.Errorf("status changed the project:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/safetext"
+	"github.com/ooda-loop/ooda/internal/session"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -20,19 +21,26 @@ import (
 // (CLI.md). Every key is always present, with null where there is nothing
 // to show; keys are only ever added to it, never renamed or removed.
 type DashboardDoc struct {
-	CycleCount  int               `json:"cycle_count"`
-	LastCycle   *string           `json:"last_cycle"`
-	Halt        DashboardHalt     `json:"halt"`
-	Level       int               `json:"level"`
-	LevelName   string            `json:"level_name"`
-	Mission     string            `json:"mission"`
-	Domains     []DashboardDomain `json:"domains"`
-	Actions     DashboardActions  `json:"actions"`
-	Saturation  int               `json:"saturation"`
-	Breakers    DashboardBreakers `json:"breakers"`
-	Cost        DashboardCost     `json:"cost"`
-	Memos       DashboardMemos    `json:"memos"`
-	Quarantined []string          `json:"quarantined"`
+	CycleCount int               `json:"cycle_count"`
+	LastCycle  *string           `json:"last_cycle"`
+	Halt       DashboardHalt     `json:"halt"`
+	Level      int               `json:"level"`
+	LevelName  string            `json:"level_name"`
+	Mission    string            `json:"mission"`
+	Domains    []DashboardDomain `json:"domains"`
+	Actions    DashboardActions  `json:"actions"`
+	Saturation int               `json:"saturation"`
+	Breakers   DashboardBreakers `json:"breakers"`
+	Cost       DashboardCost     `json:"cost"`
+	Memos      DashboardMemos    `json:"memos"`
+	// Quarantined are the targets the running session has quarantined
+	// for oscillation, which `ooda cycle` leaves out too; empty when no
+	// session runs: a finished session's quarantine ends with it (a new
+	// session starts with none), so it is shown only in Session.
+	Quarantined []string `json:"quarantined"`
+	// Session is the running or, when none runs, the last session of
+	// `ooda run`; null when there has been none.
+	Session *DashboardSession `json:"session"`
 
 	// Corrupt names each file the dashboard shows that could not be read
 	// (shown as its default), for the warnings on stderr; it is not part
@@ -238,6 +246,20 @@ func Dashboard(cfg *config.Config, st *state.Store, now time.Time) DashboardDoc 
 	if l := snap.CostLedger; l != nil && l.Date == now.UTC().Format("2006-01-02") {
 		doc.Cost.TodayUSD = l.TotalEstimatedUSD
 	}
+
+	// Only the newest session record is read, one bounded file, however
+	// many sessions the project has had. Its repair warnings are not shown,
+	// as the other files' are not: the record is shown repaired.
+	rec, found, _, serr := st.LatestSession()
+	switch {
+	case serr != nil:
+		doc.Corrupt = append(doc.Corrupt, sessionCorruptName(st, serr))
+	case found:
+		doc.Session = dashboardSession(rec, now)
+		if rec.Status == state.SessionRunning {
+			doc.Quarantined = append(doc.Quarantined, rec.Quarantined...)
+		}
+	}
 	return doc
 }
 
@@ -347,6 +369,9 @@ func RenderDashboard(w io.Writer, doc DashboardDoc, s Style) error {
 		mission = safetext.Text(strings.Join(strings.Fields(doc.Mission), " "))
 	}
 	r.line("Mission: " + mission)
+	if doc.Session != nil {
+		r.session(*doc.Session)
+	}
 
 	r.domains(doc.Domains)
 	r.actions(doc.Actions)
@@ -817,4 +842,205 @@ func (r *dashRender) cost(c DashboardCost) {
 		col, ok = Yellow, true
 	}
 	r.segs(dashPlain("Cost today: "), dashColored(col, ok, text), dashPlain(fmt.Sprintf(" of $%.2f", c.LimitUSD)))
+}
+
+// DashboardSession is the session of `ooda run` the dashboard shows: the
+// running one, else the last one (SPEC-NOTES §8).
+type DashboardSession struct {
+	ID string `json:"id"`
+	// Status is running, done or stopped. A session is "done" only when
+	// it ended with a success (done_completed, done_no_work): a record
+	// that says done with any other stop reason is shown as stopped.
+	Status    string  `json:"status"`
+	StartedAt *string `json:"started_at"`
+	UpdatedAt *string `json:"updated_at"`
+	EndedAt   *string `json:"ended_at"`
+	// Iteration is the number of iterations judged; MaxIterations the
+	// limit, 0 for none (--forever).
+	Iteration     int `json:"iteration"`
+	MaxIterations int `json:"max_iterations"`
+	// Quarantined are the targets the session quarantined, in order; for
+	// a session that ended, they no longer are.
+	Quarantined []string `json:"quarantined"`
+	// Deferred are the findings deferred for stagnation and still
+	// unresolved, by id.
+	Deferred     []DashboardFinding `json:"deferred"`
+	LastJudgment *DashboardJudgment `json:"last_judgment"`
+	// StopReason is null while the session runs.
+	StopReason *string `json:"stop_reason"`
+	// Success is true only for a session that ended with done_completed
+	// or done_no_work.
+	Success bool `json:"success"`
+}
+
+// DashboardFinding is one finding of a session.
+type DashboardFinding struct {
+	ID      string  `json:"id"`
+	Kind    string  `json:"kind"`
+	Summary *string `json:"summary"`
+}
+
+// DashboardJudgment is the termination judge's last verdict: the newest
+// determine_log entry.
+type DashboardJudgment struct {
+	Iteration     int     `json:"iteration"`
+	Cycle         int     `json:"cycle"`
+	Result        string  `json:"result"`
+	Reason        string  `json:"reason"`
+	NetProgress   int     `json:"net_progress"`
+	Resolved      int     `json:"resolved"`
+	New           int     `json:"new"`
+	DeferredCount int     `json:"deferred_count"`
+	StopReason    *string `json:"stop_reason"`
+	Timestamp     *string `json:"timestamp"`
+}
+
+func dashboardSession(rec state.Session, now time.Time) *DashboardSession {
+	ds := &DashboardSession{
+		ID:            rec.ID,
+		Status:        rec.Status,
+		StartedAt:     dashStrp(rec.StartedAt),
+		UpdatedAt:     dashStrp(rec.UpdatedAt),
+		EndedAt:       dashStrp(rec.EndedAt),
+		Iteration:     rec.Iteration,
+		MaxIterations: rec.MaxIterations,
+		Quarantined:   append([]string{}, rec.Quarantined...),
+		Deferred:      []DashboardFinding{},
+		StopReason:    dashStrp(rec.StopReason),
+	}
+	if rec.Status != state.SessionRunning {
+		ds.Success = rec.Status == state.SessionDone && session.IsSuccess(rec.StopReason)
+		if !ds.Success {
+			ds.Status = state.SessionStopped
+		}
+	}
+	for _, id := range session.Deferred(rec) {
+		f := rec.Findings[id]
+		ds.Deferred = append(ds.Deferred, DashboardFinding{ID: id, Kind: f.Kind, Summary: dashStrp(strings.Join(strings.Fields(f.Summary), " "))})
+	}
+	if e, ok := session.LastJudgment(rec); ok {
+		ds.LastJudgment = &DashboardJudgment{
+			Iteration: e.Iteration, Cycle: e.Cycle, Result: e.Result, Reason: strings.Join(strings.Fields(e.Reason), " "),
+			NetProgress: e.NetProgress, Resolved: e.Resolved, New: e.New, DeferredCount: e.DeferredCount,
+			StopReason: dashStrp(e.StopReason), Timestamp: dashStrp(e.Timestamp),
+		}
+	}
+	return ds
+}
+
+// sessionCorruptName names the session record that could not be read,
+// for the "corrupt state file" warning: its path when the error is about
+// a record, else the sessions directory and the reason.
+func sessionCorruptName(st *state.Store, err error) string {
+	var fe *state.SessionFileError
+	if errors.As(err, &fe) {
+		return fe.Path
+	}
+	return st.EvolvePath(state.SessionsDir) + " (" + err.Error() + ")"
+}
+
+// dashSessionDeferred is how many deferred findings the dashboard lists.
+const dashSessionDeferred = 3
+
+// session is the session block: the session's status and stop reason,
+// its iterations, quarantined targets, deferred findings and the last
+// judgment. Every text in it comes from the session record, escaped.
+func (r *dashRender) session(s DashboardSession) {
+	head := []dashSeg{dashPlain("Session: " + safetext.Text(s.ID) + " ")}
+	switch {
+	case s.Status == state.SessionRunning:
+		head = append(head, dashColored(Green, true, "running"))
+	case s.Success:
+		head = append(head, dashColored(Green, true, "done"))
+	default:
+		head = append(head, dashColored(Yellow, true, "stopped"))
+	}
+	r.segs(head...)
+	// The stop reason has a line of its own, so that no width cuts what
+	// says a stop is not a success.
+	if s.StopReason != nil {
+		why := safetext.Text(*s.StopReason)
+		if !s.Success {
+			why += " (not a success)"
+		}
+		r.line("  Stop reason: " + why)
+	}
+
+	iter := fmt.Sprintf("  Iteration %d", s.Iteration)
+	if s.MaxIterations > 0 {
+		iter += fmt.Sprintf(" of %d", s.MaxIterations)
+	} else {
+		iter += " (no limit)"
+	}
+	var when []string
+	if s.StartedAt != nil {
+		when = append(when, "started "+safetext.Text(*s.StartedAt))
+	}
+	switch {
+	case s.Status != state.SessionRunning && s.EndedAt != nil:
+		when = append(when, "ended "+safetext.Text(*s.EndedAt))
+	case s.UpdatedAt != nil:
+		when = append(when, "updated "+safetext.Text(*s.UpdatedAt))
+	}
+	if len(when) > 0 {
+		iter += "; " + strings.Join(when, ", ")
+	}
+	r.line(iter)
+
+	if len(s.Quarantined) > 0 {
+		names := make([]string, len(s.Quarantined))
+		for i, q := range s.Quarantined {
+			names[i] = safetext.Text(q)
+		}
+		label := "  Quarantined: "
+		if s.Status != state.SessionRunning {
+			label = "  Quarantined until it ended: "
+		}
+		r.segs(dashPlain(label), dashColored(Yellow, true, strings.Join(names, ", ")))
+	}
+
+	if n := len(s.Deferred); n > 0 {
+		what := "findings"
+		if n == 1 {
+			what = "finding"
+		}
+		r.segs(dashPlain("  Deferred: "), dashColored(Yellow, true, fmt.Sprintf("%d %s", n, what)), dashPlain(" (stagnant, no longer counted as remaining work)"))
+		for _, f := range s.Deferred[:min(n, dashSessionDeferred)] {
+			text := "    " + safetext.Text(f.ID)
+			if f.Summary != nil {
+				text += ": " + safetext.Text(*f.Summary)
+			}
+			r.line(text)
+		}
+		if n > dashSessionDeferred {
+			r.line(fmt.Sprintf("    and %d more", n-dashSessionDeferred))
+		}
+	}
+
+	j := s.LastJudgment
+	if j == nil {
+		r.line("  Last judgment: none yet")
+		return
+	}
+	c, ok := Color(""), false
+	switch {
+	case j.NetProgress > 0:
+		c, ok = Green, true
+	case j.NetProgress < 0:
+		c, ok = Yellow, true
+	}
+	text := fmt.Sprintf("  Last judgment: iteration %d, %s, ", j.Iteration, safetext.Text(j.Result))
+	tail := fmt.Sprintf(" (%d resolved, %d new)", j.Resolved, j.New)
+	r.segs(dashPlain(text), dashColored(c, ok, "net progress "+dashNet(j.NetProgress)), dashPlain(tail))
+	if reason := strings.TrimSpace(j.Reason); reason != "" {
+		r.line("    " + safetext.Text(reason))
+	}
+}
+
+// dashNet is a net progress with its sign, 0 without one.
+func dashNet(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%+d", n)
 }

@@ -328,3 +328,285 @@ func TestDashboardEscapesStateText(t *testing.T) {
 		}
 	}
 }
+
+// dashSessionProject is dashProject with session records saved as `ooda
+// run` saves them, the first oldest: each is given a modification time a
+// minute after the one before, so the newest is the last.
+func dashSessionProject(t *testing.T, files map[string]string, sessions ...state.Session) (DashboardDoc, string) {
+	t.Helper()
+	_, dir := dashProject(t, files)
+	st := state.New(dir)
+	for i, s := range sessions {
+		if err := st.SaveSession(s); err != nil {
+			t.Fatal(err)
+		}
+		at := dashNow.Add(time.Duration(i-len(sessions)) * time.Minute)
+		if err := os.Chtimes(st.SessionPath(s.ID), at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dashReload(t, dir), dir
+}
+
+// dashReload is the dashboard of the project in dir at dashNow.
+func dashReload(t *testing.T, dir string) DashboardDoc {
+	t.Helper()
+	cfg, err := config.LoadProject(filepath.Join(dir, "config.json"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := state.New(dir)
+	st.MaxRead = cfg.Safety.MaxReadBytes()
+	return Dashboard(cfg, st, dashNow)
+}
+
+// dashRunning is a session in its fifth iteration: the latency domain
+// oscillated and is quarantined, two findings stagnated and are
+// deferred, one is still open and one was resolved.
+func dashRunning() state.Session {
+	return state.Session{
+		ID: "20260302T070000Z", StartedAt: "2026-03-02T07:00:00Z", UpdatedAt: "2026-03-02T11:00:00Z",
+		Status: state.SessionRunning, Iteration: 5, MaxIterations: 100,
+		Quarantined: []string{"customer_facing_latency_budget"},
+		Findings: map[string]state.SessionFinding{
+			"action:a4":                     {Kind: "action", Summary: "Drop the unused feature flag", Status: state.FindingDeferred, FirstSeen: 0, LastSeen: 5, Consecutive: 5, DeferredAt: 3},
+			"gap:flaky_retry_test":          {Kind: "gap", Summary: "no skill fixes the flaky retry\n test", Status: state.FindingDeferred, FirstSeen: 1, LastSeen: 5, Consecutive: 5, DeferredAt: 4},
+			"action:a2":                     {Kind: "action", Summary: "Fix the flaky retry test in the payment client", Status: state.FindingOpen, FirstSeen: 4, LastSeen: 5, Consecutive: 2},
+			"alert:service_health:3f9a01c2": {Kind: "alert", Summary: "p95 over budget", Status: state.FindingResolved, FirstSeen: 0, LastSeen: 2, ResolvedAt: 3},
+		},
+		Targets: map[string]state.SessionTarget{
+			"customer_facing_latency_budget": {Kind: state.KindDomain, LastResult: state.ResultQuarantined, Transitions: 3, LastCycle: 11},
+		},
+		DetermineLog: []state.DetermineEntry{
+			{Iteration: 4, Cycle: 12, Result: "continue", NetProgress: 1, Resolved: 1, DeferredCount: 2, DeferredNow: 1, Remaining: 1, Reason: "work remains: 1 finding unresolved", Timestamp: "2026-03-02T10:00:00Z"},
+			{Iteration: 5, Cycle: 13, Result: "continue", NetProgress: -1, New: 1, DeferredCount: 2, Remaining: 1, Reason: "work remains: 1 finding unresolved", Timestamp: "2026-03-02T11:00:00Z"},
+		},
+		NoProgressStreak: 1, LastNetProgress: -1,
+	}
+}
+
+// dashStagnated is dashRunning ended by the judge: only deferred
+// findings remained (condition D).
+func dashStagnated() state.Session {
+	s := dashRunning()
+	s.Status, s.StopReason, s.EndedAt, s.Iteration = state.SessionStopped, "stopped_stagnation", "2026-03-02T11:30:00Z", 6
+	s.Findings["action:a2"] = state.SessionFinding{Kind: "action", Summary: "Fix the flaky retry test in the payment client", Status: state.FindingDeferred, FirstSeen: 4, LastSeen: 6, Consecutive: 3, DeferredAt: 6}
+	s.DetermineLog = append(s.DetermineLog, state.DetermineEntry{Iteration: 6, Cycle: 14, Result: "done", DeferredCount: 3, DeferredNow: 1, StagnationDetected: true, StopReason: "stopped_stagnation", Reason: "stagnation: no unresolved finding remains but 1 was deferred this iteration", Timestamp: "2026-03-02T11:30:00Z"})
+	return s
+}
+
+func TestDashboardSessionRunning(t *testing.T) {
+	doc, _ := dashSessionProject(t, dashFiles, dashStagnated(), dashRunning2())
+	if len(doc.Corrupt) != 0 {
+		t.Fatalf("corrupt: %v", doc.Corrupt)
+	}
+	s := doc.Session
+	if s == nil || s.ID != "20260302T090000Z" || s.Status != "running" || s.Iteration != 5 || s.MaxIterations != 100 || s.StopReason != nil || s.Success {
+		t.Fatalf("session: %+v", s)
+	}
+	// The running session's quarantine applies to `ooda cycle` too: it is
+	// the document's quarantined list.
+	if strings.Join(doc.Quarantined, ",") != "customer_facing_latency_budget" {
+		t.Errorf("quarantined: %q", doc.Quarantined)
+	}
+	var ids []string
+	for _, f := range s.Deferred {
+		ids = append(ids, f.ID)
+	}
+	if strings.Join(ids, " ") != "action:a4 gap:flaky_retry_test" {
+		t.Errorf("deferred: %q", ids)
+	}
+	if j := s.LastJudgment; j == nil || j.Iteration != 5 || j.Result != "continue" || j.NetProgress != -1 || j.New != 1 {
+		t.Errorf("last judgment: %+v", j)
+	}
+	out := render(t, doc, Style{Width: 80})
+	golden(t, "dashboard_session_running", out)
+	checkWidth(t, out, 80)
+	for _, want := range []string{
+		"Session: 20260302T090000Z running\n",
+		"  Iteration 5 of 100; started 2026-03-02T09:00:00Z, updated 2026-03-02T11:00:00Z\n",
+		"  Quarantined: customer_facing_latency_budget\n",
+		"    gap:flaky_retry_test: no skill fixes the flaky retry test\n",
+		"  Last judgment: iteration 5, continue, net progress -1 (0 resolved, 1 new)\n    work remains: 1 finding unresolved\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dashboard lacks %q:\n%s", want, out)
+		}
+	}
+	col := render(t, doc, Style{Terminal: true, Color: true, Width: 120})
+	golden(t, "dashboard_session_color", col)
+	checkWidth(t, col, 120)
+	for _, want := range []string{
+		"Session: 20260302T090000Z \x1b[32mrunning\x1b[0m\n",
+		"  Quarantined: \x1b[33mcustomer_facing_latency_budget\x1b[0m\n",
+		"  Deferred: \x1b[33m2 findings\x1b[0m",
+		"\x1b[33mnet progress -1\x1b[0m",
+	} {
+		if !strings.Contains(col, want) {
+			t.Errorf("coloured dashboard lacks %q:\n%q", want, col)
+		}
+	}
+	narrow := render(t, doc, Style{Terminal: true, Width: 50})
+	checkWidth(t, narrow, 50)
+	if !strings.Contains(narrow, "Session: 20260302T090000Z running\n") {
+		t.Errorf("50 columns lost the session line:\n%s", narrow)
+	}
+}
+
+// dashRunning2 is dashRunning started later under another id: the
+// session after the one that stagnated.
+func dashRunning2() state.Session {
+	s := dashRunning()
+	s.ID, s.StartedAt = "20260302T090000Z", "2026-03-02T09:00:00Z"
+	return s
+}
+
+// A session the judge stopped for stagnation is shown as stopped, its
+// reason said to be no success, and its quarantine as ended: the
+// document's quarantined list, which `ooda cycle` follows, is empty.
+func TestDashboardSessionStagnation(t *testing.T) {
+	doc, _ := dashSessionProject(t, dashFiles, dashRunning2(), dashStagnated())
+	s := doc.Session
+	if s == nil || s.ID != "20260302T070000Z" || s.Status != "stopped" || s.Success || s.StopReason == nil || *s.StopReason != "stopped_stagnation" {
+		t.Fatalf("session: %+v", s)
+	}
+	if len(doc.Quarantined) != 0 || strings.Join(s.Quarantined, ",") != "customer_facing_latency_budget" {
+		t.Errorf("quarantined: document %q, session %q", doc.Quarantined, s.Quarantined)
+	}
+	if len(s.Deferred) != 3 {
+		t.Errorf("deferred: %+v", s.Deferred)
+	}
+	out := render(t, doc, Style{Width: 80})
+	golden(t, "dashboard_session_stopped", out)
+	checkWidth(t, out, 80)
+	for _, want := range []string{
+		"Session: 20260302T070000Z stopped\n  Stop reason: stopped_stagnation (not a success)\n",
+		"  Iteration 6 of 100; started 2026-03-02T07:00:00Z, ended 2026-03-02T11:30:00Z\n",
+		"  Quarantined until it ended: customer_facing_latency_budget\n",
+		"  Last judgment: iteration 6, done, net progress 0 (0 resolved, 0 new)\n    stagnation:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dashboard lacks %q:\n%s", want, out)
+		}
+	}
+	col := render(t, doc, Style{Terminal: true, Color: true, Width: 200})
+	if !strings.Contains(col, "Session: 20260302T070000Z \x1b[33mstopped\x1b[0m\n") {
+		t.Errorf("a stagnation stop is painted as a success:\n%q", col)
+	}
+}
+
+// A record that claims "done" for a stop that is not a success (written
+// by hand, or by an older or broken run) is still shown as stopped.
+func TestDashboardSessionDoneClaimNotSuccess(t *testing.T) {
+	_, dir := dashProject(t, dashFiles)
+	rec := dashStagnated()
+	rec.Status = state.SessionDone
+	st := state.New(dir)
+	if err := st.SaveSession(rec); err != nil {
+		t.Fatal(err)
+	}
+	doc := dashReload(t, dir)
+	if s := doc.Session; s == nil || s.Status != "stopped" || s.Success {
+		t.Fatalf("session: %+v", s)
+	}
+	if out := render(t, doc, Style{}); !strings.Contains(out, "Session: 20260302T070000Z stopped\n  Stop reason: stopped_stagnation (not a success)\n") {
+		t.Errorf("shown as:\n%s", out)
+	}
+	// A success is shown as one.
+	rec.StopReason = "done_no_work"
+	if err := st.SaveSession(rec); err != nil {
+		t.Fatal(err)
+	}
+	doc = dashReload(t, dir)
+	if s := doc.Session; s == nil || s.Status != "done" || !s.Success {
+		t.Fatalf("session: %+v", s)
+	}
+	if out := render(t, doc, Style{}); !strings.Contains(out, "Session: 20260302T070000Z done\n  Stop reason: done_no_work\n") {
+		t.Errorf("shown as:\n%s", out)
+	}
+}
+
+// A project that never ran a session shows nothing of sessions: the
+// dashboard is the one it always was, and --json has "session": null.
+func TestDashboardNoSession(t *testing.T) {
+	doc, _ := dashProject(t, dashFiles)
+	if doc.Session != nil || len(doc.Quarantined) != 0 {
+		t.Fatalf("session %+v, quarantined %q", doc.Session, doc.Quarantined)
+	}
+	out := render(t, doc, Style{})
+	golden(t, "dashboard_normal", out)
+	if strings.Contains(out, "Session") {
+		t.Errorf("a session line without a session:\n%s", out)
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"session":null`) || !strings.Contains(string(b), `"quarantined":[]`) {
+		t.Errorf("--json: %s", b)
+	}
+}
+
+// The newest session record, corrupt: it is named like every corrupt
+// file, the dashboard renders without a session, and the file is left
+// as it is.
+func TestDashboardSessionCorrupt(t *testing.T) {
+	_, dir := dashSessionProject(t, dashFiles, dashRunning2())
+	st := state.New(dir)
+	bad := st.SessionPath("20260302T100000Z")
+	if err := os.WriteFile(bad, []byte(`{"id": "20260302T100000Z", "status": "runn`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := dashReload(t, dir)
+	if strings.Join(doc.Corrupt, " ") != bad {
+		t.Errorf("corrupt: %q, want %q", doc.Corrupt, bad)
+	}
+	if doc.Session != nil || len(doc.Quarantined) != 0 {
+		t.Errorf("session %+v from a corrupt record", doc.Session)
+	}
+	if out := render(t, doc, Style{}); !strings.HasPrefix(out, "HALT: not active\n") || strings.Contains(out, "Session") {
+		t.Errorf("dashboard:\n%s", out)
+	}
+	if b, _ := os.ReadFile(bad); string(b) != `{"id": "20260302T100000Z", "status": "runn` {
+		t.Errorf("the corrupt record changed: %q", b)
+	}
+	// The sessions directory itself refused (a symlink out of the
+	// project): named with the reason.
+	if err := os.RemoveAll(st.EvolvePath(state.SessionsDir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), st.EvolvePath(state.SessionsDir)); err != nil {
+		t.Fatal(err)
+	}
+	doc = dashReload(t, dir)
+	if len(doc.Corrupt) != 1 || !strings.HasPrefix(doc.Corrupt[0], st.EvolvePath(state.SessionsDir)+" (") {
+		t.Errorf("corrupt: %q", doc.Corrupt)
+	}
+}
+
+// Text in a session record cannot drive the terminal or show a secret.
+func TestDashboardSessionEscapesText(t *testing.T) {
+	const hostile = "x\x1b[2J\r\n[Record] forged\u202e"
+	rec := dashRunning()
+	rec.Quarantined = []string{hostile}
+	rec.Findings["action:\x1b]0;t\x07"] = state.SessionFinding{Kind: hostile, Summary: hostile, Status: state.FindingDeferred}
+	rec.DetermineLog[1].Reason = hostile
+	rec.DetermineLog[1].Result = hostile
+	rec.StartedAt = hostile
+	_, dir := dashProject(t, dashFiles)
+	if err := state.New(dir).SaveSession(rec); err != nil {
+		t.Fatal(err)
+	}
+	doc := dashReload(t, dir)
+	if doc.Session == nil {
+		t.Fatal("no session")
+	}
+	for _, s := range []Style{{}, {Terminal: true, Color: true, Width: 80}, {Terminal: true, Width: 40}} {
+		out := render(t, doc, s)
+		for _, bad := range []string{"\x1b[2J", "\x1b]", "\x07", "\r", "\u202e", "\n[Record]"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%+v: output carries %q:\n%q", s, bad, out)
+			}
+		}
+	}
+}

@@ -313,6 +313,18 @@ func (s *Store) SaveSession(sess Session) error {
 	return s.writeJSON(filepath.Join(SessionsDir, sess.ID+".json"), sess)
 }
 
+// SessionFileError is a session record that cannot be read: Path is the
+// file, so a reader names it as it names any other corrupt state file.
+type SessionFileError struct {
+	Path  string
+	shown string
+	Err   error
+}
+
+func (e *SessionFileError) Error() string { return "session " + e.shown + ": " + e.Err.Error() }
+
+func (e *SessionFileError) Unwrap() error { return e.Err }
+
 // LoadSession reads a session's record. found is false for a missing
 // file. A record that is not a JSON object, too large, not a regular
 // file or reached through a symlink out of the project is an error naming
@@ -326,7 +338,7 @@ func (s *Store) LoadSession(id string) (sess Session, found bool, warns []string
 	name := filepath.Join(SessionsDir, id+".json")
 	found, err = s.readJSON(name, &sess, &warns)
 	if err != nil {
-		return Session{}, false, warns, fmt.Errorf("session %s: %w", s.display(s.EvolvePath(name)), err)
+		return Session{}, false, warns, &SessionFileError{Path: s.EvolvePath(name), shown: s.display(s.EvolvePath(name)), Err: err}
 	}
 	if !found {
 		return Session{}, false, warns, nil
