@@ -3,6 +3,7 @@ module github.com/ooda-loop/ooda
 go 1.26.8
 
 require (
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
