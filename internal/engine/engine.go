@@ -137,7 +137,8 @@ type Result struct {
 	FailedSkills []string
 	// NextActAt is the earliest instant the next cycle can run (and, after
 	// an observe-only first cycle, act), set when a cycle was recorded or
-	// skipped as too soon; zero when no interval applies.
+	// skipped as too soon; zero when no interval applies. A session's
+	// scheduler never ticks before it.
 	NextActAt time.Time
 	// At is the instant the cycle ran as (Options.Clock, UTC), the one
 	// its records carry.
@@ -813,19 +814,28 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	return c.finish(f, dec)
 }
 
+// nextCycleAt is the earliest instant the cycle after this one can run:
+// last_cycle as it is written (to the second) plus
+// safety.min_cycle_interval_minutes; zero when no interval applies.
+func (c *cycle) nextCycleAt() time.Time {
+	interval := durationOf(c.cfg.Safety.MinCycleIntervalMin, time.Minute)
+	if interval <= 0 {
+		return time.Time{}
+	}
+	last, _ := state.ParseTime(state.FormatTime(c.now))
+	return ceilSecond(last.Add(interval))
+}
+
 // firstCycleDone prints the message that ends the observe-only first
 // cycle: when the next cycle can act, and the settings that decide it,
 // since "run it again" followed by a too-soon skip is a broken promise.
 func (c *cycle) firstCycleDone() {
 	c.printf("First cycle complete: it only observes (safety.first_cycle_observe_only).")
-	interval := durationOf(c.cfg.Safety.MinCycleIntervalMin, time.Minute)
-	if interval <= 0 {
+	at := c.nextCycleAt()
+	if at.IsZero() {
 		c.printf("The next `ooda cycle` acts, and can run now (safety.min_cycle_interval_minutes is 0).")
 		return
 	}
-	// The interval counts from last_cycle as it is written, to the second.
-	last, _ := state.ParseTime(state.FormatTime(c.now))
-	at := ceilSecond(last.Add(interval))
 	c.res.NextActAt = at
 	c.printf("The next cycle can act at %s (safety.min_cycle_interval_minutes is %s; a critical alert bypasses it): run `ooda cycle` then.",
 		state.FormatTime(at), minutes(c.cfg.Safety.MinCycleIntervalMin))

@@ -80,6 +80,10 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	if c.res.Status == "" {
 		c.res.Status = StatusCompleted
 	}
+	// This cycle becomes last_cycle: the next may run an interval later.
+	if c.res.NextActAt.IsZero() {
+		c.res.NextActAt = c.nextCycleAt()
+	}
 	// 6-C: this cycle's memos are consumed first; 5-C then writes the next
 	// cycle's.
 	// Every cycle that reached Step 6 clears the one-shot adjustments,

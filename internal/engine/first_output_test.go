@@ -336,9 +336,18 @@ func TestFirst_NextCycleMessagesTellTheTruth(t *testing.T) {
 		t.Fatalf("%+v\n%s", res, out)
 	}
 	// At the instant shown, it acts.
-	res, out = firstRun(t, dir, res.NextActAt)
+	at := res.NextActAt
+	res, out = firstRun(t, dir, at)
 	if res.Result != "success" || !strings.Contains(out, "[Act] /only completed") {
 		t.Fatalf("at the promised instant: %+v\n%s", res, out)
+	}
+	// A recorded cycle names the next instant too (a session's scheduler
+	// never ticks before it), and a cycle then is not too soon.
+	if want := at.Add(45 * time.Minute); !res.NextActAt.Equal(want) {
+		t.Fatalf("NextActAt after a recorded cycle = %v, want %v", res.NextActAt, want)
+	}
+	if res, out = firstRun(t, dir, res.NextActAt); res.Reason == ReasonTooSoon {
+		t.Fatalf("at NextActAt: too soon\n%s", out)
 	}
 }
 

@@ -425,23 +425,11 @@ func (r *run) tick(ctx context.Context, n int, at time.Time) (ended bool, nextAc
 	return false, r.nextAct(res, at), r.save()
 }
 
-// nextAct is the earliest instant the cycle after a recorded one may run:
-// the engine's, else last_cycle (the cycle's instant, to the second) plus
-// safety.min_cycle_interval_minutes, so that the session's next tick is
-// not a too-soon skip.
-func (r *run) nextAct(res engine.Result, at time.Time) time.Time {
-	if !res.NextActAt.IsZero() {
-		return res.NextActAt
-	}
-	d := time.Duration(r.cfg.Safety.MinCycleIntervalMin * float64(time.Minute))
-	if d <= 0 {
-		return time.Time{}
-	}
-	next := at.Truncate(time.Second).Add(d)
-	if t := next.Truncate(time.Second); t.Before(next) {
-		next = t.Add(time.Second)
-	}
-	return next
+// nextAct is the earliest instant the cycle after a recorded one may run
+// (the engine's: last_cycle plus safety.min_cycle_interval_minutes), so
+// that the session's next tick is not a too-soon skip.
+func (r *run) nextAct(res engine.Result, _ time.Time) time.Time {
+	return res.NextActAt
 }
 
 func (r *run) ofMax() string {
@@ -477,6 +465,7 @@ func (r *run) judgeCycle(ctx context.Context, res engine.Result, at time.Time) s
 	}
 	fs, goals := r.findings(st)
 	in := session.JudgeInput{Cycle: res.Cycle, Findings: fs, Goals: goals}
+	in.GoalsImproved, in.GoalsRegressed = session.GoalMoves(rd.Lines)
 	if argv := r.cfg.Session.CompletionCommand; len(argv) > 0 {
 		in.Command = r.completionCommand(ctx, argv, at)
 	}
