@@ -35,6 +35,43 @@ type JudgeInput struct {
 	// Judge is the judge command's answer on session.completion
 	// (ParseCompletion); nil when it was not asked.
 	Judge *JudgeAnswer
+	// GoalsImproved and GoalsRegressed count the goals whose progress
+	// rose or fell this cycle (Record's goal lines): a goal's progress is
+	// progress, as a resolved finding is.
+	GoalsImproved, GoalsRegressed int
+}
+
+// GoalMoves counts the goal lines of a cycle's ledger that improved and
+// that failed, for JudgeInput.
+func GoalMoves(lines []state.LedgerLine) (improved, regressed int) {
+	for _, l := range lines {
+		if l.Kind != state.KindGoal {
+			continue
+		}
+		switch l.Result {
+		case state.ResultImproved:
+			improved++
+		case state.ResultFail:
+			regressed++
+		}
+	}
+	return improved, regressed
+}
+
+// openGoals counts the goals still to reach: active, not quarantined, and
+// below progress 1.0. They are work the session has left, though no
+// finding names them.
+func openGoals(rec state.Session, goals state.Goals) int {
+	n := 0
+	for _, g := range goals.Goals {
+		if g.Status != "active" || (g.ID != "" && rec.IsQuarantined(g.ID)) {
+			continue
+		}
+		if finite(g.Progress) == nil || *g.Progress < 1.0 {
+			n++
+		}
+	}
+	return n
 }
 
 // CommandOutcome is how session.completion_command ended. Only an exit
@@ -106,10 +143,11 @@ const maxReason = 300
 // counts the iteration, updates the findings (new, resolved, present
 // once more), defers those present and unresolved for
 // p.StagnationWindow consecutive iterations, computes net progress
-// (resolved − new), then checks the conditions in this order — a success
-// is recognised before a limit: B completion → done_completed, D all
-// remaining work deferred now → stopped_stagnation, C no remaining work
-// → done_no_work, E net progress ≤ 0 for p.RegressionWindow iterations →
+// (resolved − new, plus goals risen − goals fallen), then checks the
+// conditions in this order — a success is recognised before a limit: B
+// completion → done_completed, D all remaining work deferred now →
+// stopped_stagnation, C no remaining work → done_no_work (an unmet
+// active goal is remaining work for D and C), E net progress ≤ 0 for p.RegressionWindow iterations →
 // stopped_no_progress, A the iteration limit → stopped_max_iterations.
 // The entry is appended to rec.DetermineLog.
 func Judge(rec *state.Session, p Params, in JudgeInput, now time.Time) Verdict {
@@ -160,7 +198,12 @@ func Judge(rec *state.Session, p Params, in JudgeInput, now time.Time) Verdict {
 			remaining++
 		}
 	}
-	net := resolvedN - newN
+	// Net progress: findings resolved − new (seed 003), and, our
+	// addition, goals whose progress rose − goals whose progress fell, so
+	// that a session working toward its goals alone is not judged to make
+	// no progress.
+	net := resolvedN - newN + in.GoalsImproved - in.GoalsRegressed
+	goalsLeft := openGoals(*rec, in.Goals)
 	prevNet := 0
 	if it > 1 {
 		prevNet = rec.LastNetProgress
@@ -175,10 +218,10 @@ func Judge(rec *state.Session, p Params, in JudgeInput, now time.Time) Verdict {
 		LimitReached: rec.MaxIterations > 0 && it >= rec.MaxIterations}
 	if met, why := completion(*rec, in); met {
 		v.StopReason, v.Reason = DoneCompleted, why
-	} else if remaining == 0 && len(deferred) > 0 {
+	} else if remaining == 0 && goalsLeft == 0 && len(deferred) > 0 {
 		v.StopReason = StoppedStagnation
 		v.Reason = fmt.Sprintf("all remaining work deferred: %d finding(s) present for %d iterations without resolution", len(deferred), p.StagnationWindow)
-	} else if remaining == 0 && len(deferred) == 0 && prevNet >= 0 {
+	} else if remaining == 0 && goalsLeft == 0 && len(deferred) == 0 && prevNet >= 0 {
 		v.StopReason = DoneNoWork
 		v.Reason = fmt.Sprintf("no remaining actionable work after %d iteration(s)", it)
 		if deferredTotal > 0 {
@@ -193,6 +236,12 @@ func Judge(rec *state.Session, p Params, in JudgeInput, now time.Time) Verdict {
 	} else {
 		v.Result = ResultContinue
 		v.Reason = fmt.Sprintf("net progress %+d (%d resolved, %d new); %d finding(s) remain, %d deferred", net, resolvedN, newN, remaining, deferredTotal)
+		if in.GoalsImproved > 0 || in.GoalsRegressed > 0 {
+			v.Reason += fmt.Sprintf("; goals: %d rose, %d fell", in.GoalsImproved, in.GoalsRegressed)
+		}
+		if goalsLeft > 0 {
+			v.Reason += fmt.Sprintf("; %d goal(s) not met", goalsLeft)
+		}
 		if len(deferred) > 0 {
 			v.Reason += fmt.Sprintf("; %d deferred now after %d iterations without resolution", len(deferred), p.StagnationWindow)
 		}

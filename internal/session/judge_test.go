@@ -339,3 +339,59 @@ func fileSize(t *testing.T, p string) int64 {
 	}
 	return fi.Size()
 }
+
+// A goal not yet met is work the session has left, though no finding
+// names it: with no finding left, an unmet goal keeps C (done_no_work) and
+// D from declaring the session over; goal progress counts in net
+// progress, so a session that moves its goal each iteration goes on, one
+// whose goal is stuck stops with no progress (never a success), and one
+// that reaches it completes.
+func TestSeed003_UnmetGoalsAreWorkAndTheirProgressIsProgress(t *testing.T) {
+	goal := func(p float64) state.Goals {
+		return state.Goals{Goals: []state.Goal{{ID: "g", Status: "active", Progress: &p}}}
+	}
+	rec := New("s", t0, 0, nil)
+	p := defaults()
+	step := func(progress float64, improved, regressed int) Verdict {
+		return Judge(&rec, p, JudgeInput{Cycle: rec.Iteration + 1, Goals: goal(progress), GoalsImproved: improved, GoalsRegressed: regressed}, t0)
+	}
+	// Moving toward the goal, nothing else to do: continue each time.
+	for i, pr := range []float64{0.2, 0.4, 0.6, 0.8} {
+		v := step(pr, 1, 0)
+		wantVerdict(t, v, ResultContinue, "")
+		if v.Entry.NetProgress != 1 || !strings.Contains(v.Reason, "1 goal(s) not met") {
+			t.Fatalf("iteration %d: %+v", i+1, v)
+		}
+	}
+	// Stuck below it: no progress for 3 iterations stops, not a success.
+	var v Verdict
+	for range 3 {
+		v = step(0.8, 0, 0)
+	}
+	wantVerdict(t, v, ResultDone, StoppedNoProgress)
+	if v.Success() {
+		t.Fatal("a stuck goal was reported as success")
+	}
+	// Reaching it completes the session.
+	rec = New("s", t0, 0, nil)
+	wantVerdict(t, step(0.5, 1, 0), ResultContinue, "")
+	wantVerdict(t, step(1.0, 1, 0), ResultDone, DoneCompleted)
+	// A quarantined goal is not work left: with nothing else, no work.
+	rec = New("s", t0, 0, nil)
+	rec.Quarantined = []string{"g"}
+	wantVerdict(t, step(0.3, 0, 0), ResultDone, DoneNoWork)
+}
+
+// GoalMoves counts a cycle's goal lines by their result, domains aside.
+func TestGoalMovesCountsGoalLinesOnly(t *testing.T) {
+	lines := []state.LedgerLine{
+		{Target: "api", Kind: state.KindDomain, Result: state.ResultImproved},
+		{Target: "g1", Kind: state.KindGoal, Result: state.ResultImproved},
+		{Target: "g2", Kind: state.KindGoal, Result: state.ResultFail},
+		{Target: "g3", Kind: state.KindGoal, Result: state.ResultImproved},
+		{Target: "g4", Kind: state.KindGoal, Result: state.ResultUnchanged},
+	}
+	if up, down := GoalMoves(lines); up != 2 || down != 1 {
+		t.Fatalf("GoalMoves = %d, %d", up, down)
+	}
+}
