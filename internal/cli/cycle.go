@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os/signal"
 	"syscall"
@@ -86,7 +87,8 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 	}
 	var card *present.Card
 	if !o.dryRun && res.Status == engine.StatusCompleted && opts.Config != nil {
-		card = cycleCard(g, opts.Config, res.Cycle)
+		w := g.human()
+		card = cycleCard(g, w, g.style(w), opts.Config, res.Cycle)
 	}
 	if g.json {
 		doc := cycleJSON(res, nil)
@@ -106,7 +108,7 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 // shows later), printed on the human writer unless output.cycle_card is
 // false; nil when the state does not hold the cycle (a record that could
 // not be read back).
-func cycleCard(g *globals, cfg *config.Config, cycle int) *present.Card {
+func cycleCard(g *globals, w io.Writer, style present.Style, cfg *config.Config, cycle int) *present.Card {
 	st, err := g.store(cfg)
 	if err != nil {
 		return nil
@@ -119,8 +121,7 @@ func cycleCard(g *globals, cfg *config.Config, cycle int) *present.Card {
 		return nil
 	}
 	if cfg.Output.CycleCard {
-		w := g.human()
-		fmt.Fprint(w, "\n"+present.RenderCard(v.Card, g.style(w), false))
+		fmt.Fprint(w, "\n"+present.RenderCard(v.Card, style, false))
 	}
 	return v.Card
 }

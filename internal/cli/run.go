@@ -16,6 +16,7 @@ import (
 
 	"github.com/ooda-loop/ooda/internal/clock"
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/engine"
 	"github.com/ooda-loop/ooda/internal/forge"
 	"github.com/ooda-loop/ooda/internal/present"
 	"github.com/ooda-loop/ooda/internal/safetext"
@@ -171,6 +172,14 @@ func runRun(cmd *cobra.Command, g *globals, o runOptions) error {
 	opts := runner.Options{Project: root, ConfigPath: cfgPath, Config: cfg, Clock: clk, Schedule: sched,
 		MaxCycles: limit, UntilDone: o.untilDone, Session: o.session, Unquarantine: o.unquarantine,
 		Registry: skills.Registry(), Forge: f, Out: out}
+	// Step 7 after every cycle that ran, as `ooda cycle` prints it, in
+	// the style of the human output (not of the progress line over it).
+	style := g.style(g.human())
+	opts.Card = func(cfg *config.Config, res engine.Result) {
+		if cycleCard(g, out, style, cfg, res.Cycle) != nil && cfg.Output.CycleCard {
+			fmt.Fprintln(out)
+		}
+	}
 	if prog != nil {
 		opts.OnTick = prog.setTick
 		opts.AfterTick = func(runner.Tick, *state.Session) { prog.setStep("waiting for the next cycle") }

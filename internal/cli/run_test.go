@@ -262,3 +262,32 @@ func TestRunProgressLine(t *testing.T) {
 		t.Errorf("the status line is not cleared at the end: %q", got)
 	}
 }
+
+// Step 7 in a session: every cycle that ran ends with its Cycle Card, as
+// `ooda cycle`'s does, before the session's verdict on it; a skip has
+// none, and output.cycle_card false turns the cards off.
+func TestRunPrintsTheCycleCardOfEachCycle(t *testing.T) {
+	dir := runProject(t, deliverSkill)
+	code, out, errOut := run(t, dir, "run", "--now", "2026-03-02T09:00:00Z", "--max-cycles", "2", "--session", "cards")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, c := range []string{"1", "2"} {
+		head := "· ooda cycle #" + c + " · "
+		i := strings.Index(out, head)
+		if i < 0 {
+			t.Fatalf("no card for cycle %s:\n%s", c, out)
+		}
+		if j := strings.Index(out[i:], "RESULT: "); j < 0 || !strings.Contains(out[i:i+j], "\nDECIDE    health won") {
+			t.Errorf("cycle %s's card does not come before its verdict:\n%s", c, out)
+		}
+	}
+	cfg := strings.Replace(runProjectConfig, `"forge": {"provider": "none"},`, `"forge": {"provider": "none"}, "output": {"cycle_card": false},`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = run(t, dir, "run", "--now", "2026-03-02T10:00:00Z", "--max-cycles", "1", "--session", "nocards")
+	if code != 0 || strings.Contains(out, "· ooda cycle #") || !strings.Contains(out, "[Record] Cycle #3 recorded") {
+		t.Errorf("output.cycle_card false: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

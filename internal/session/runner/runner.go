@@ -75,6 +75,10 @@ type Options struct {
 	OnTick func(Tick)
 	// AfterTick, when set, is called after each tick, the record saved.
 	AfterTick func(Tick, *state.Session)
+	// Card, when set, is called after each cycle that ran (Step 7: its
+	// Cycle Card), before the session judges it, with the configuration
+	// the cycle ran with.
+	Card func(cfg *config.Config, res engine.Result)
 	// Jitter is the random delay added to a real-time tick, at most its
 	// argument; default uniform. It is never applied to simulated time.
 	Jitter func(max time.Duration) time.Duration
@@ -415,6 +419,9 @@ func (r *run) tick(ctx context.Context, n int, at time.Time) (ended bool, nextAc
 	}
 	r.sum.Cycles++
 	r.sum.Iterations++
+	if r.o.Card != nil && res.Status == engine.StatusCompleted {
+		r.o.Card(r.cfg, res)
+	}
 	v := r.judgeCycle(ctx, res, at)
 	switch {
 	case res.HaltCreated:
