@@ -32,6 +32,13 @@ type Request struct {
 	// OnStart receives the process group of a skill that runs as a
 	// process, as soon as it starts.
 	OnStart func(pgid int)
+	// Config is the project's validated configuration: a built-in skill
+	// reads its settings there (test_command, health_endpoints, …).
+	Config *config.Config
+	// Runner starts the processes a built-in skill runs (through a
+	// Command, so they are contained, timed and stopped on HALT as a
+	// command skill is); nil means the real runner.
+	Runner proc.Runner
 }
 
 // Response is what an execution produced.

@@ -143,7 +143,7 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	resp := exec.Execute(ctx, act.Request{
 		Skill: skill, Domain: domain, Cycle: c.res.Cycle, ProjectDir: c.store.Root, Now: c.now,
 		Env: env, Timeout: c.lockTimeout(),
-		HaltFile: c.haltPath(), Output: tail,
+		HaltFile: c.haltPath(), Output: tail, Config: c.cfg, Runner: c.opts.Registry.Runner,
 		OnStart: func(pgid int) {
 			if err := c.lock.SetSkillGroup(pgid); err != nil {
 				c.printf("[WARN] could not record the skill's process group in the lock: %v", err)

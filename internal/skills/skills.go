@@ -9,10 +9,25 @@ import (
 	"github.com/ooda-loop/ooda/internal/act"
 )
 
+// builtins are the built-in skills by name; each skill's file adds its
+// own in an init function, so that adding a skill touches no other file.
+var builtins = map[string]act.Executor{"noop": Noop{}}
+
+// register adds a built-in skill; a name taken twice is a programming
+// error.
+func register(name string, e act.Executor) {
+	if _, dup := builtins[name]; dup {
+		panic("skills: built-in " + name + " registered twice")
+	}
+	builtins[name] = e
+}
+
 // Registry returns an executor registry holding every built-in skill.
 func Registry() *act.Registry {
 	r := act.NewRegistry()
-	r.Register("noop", Noop{})
+	for name, e := range builtins {
+		r.Register(name, e)
+	}
 	return r
 }
 
