@@ -212,7 +212,49 @@ func Load(root string, cfg *config.Config, skill string) (Contract, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return Contract{}, err
 	}
+	if c, ok := builtinContract(cfg, key); ok {
+		return c, nil
+	}
 	return Contract{Name: key, Source: "default"}, nil
+}
+
+// builtins are the contracts of the skills built into ooda, by built-in
+// name: the "built-in defaults" of a skill that has no contract of its
+// own in the configuration or under skills/<name>/.
+var builtins = map[string]Contract{}
+
+// RegisterBuiltin records a built-in skill's contract. The built-in
+// skills call it when the program starts; a name given twice, or a
+// contract that does not validate, is a programming error.
+func RegisterBuiltin(name string, c Contract) {
+	if _, dup := builtins[name]; dup {
+		panic("contract: built-in " + name + " registered twice")
+	}
+	if err := c.Validate(); err != nil {
+		panic("contract: built-in " + name + ": " + err.Error())
+	}
+	c.Name, c.Source = name, "builtin"
+	builtins[name] = c
+}
+
+// builtinContract is the contract of the built-in skill the skill key
+// runs, if it runs one: the built-in its skills entry names, or, without
+// an entry, the built-in of the same name (the executor order of
+// SPEC-NOTES §3). A skills entry with a command runs no built-in.
+func builtinContract(cfg *config.Config, key string) (Contract, bool) {
+	name := key
+	for _, n := range cfg.SkillNames() {
+		if config.SkillKey(n) == key {
+			spec := cfg.Skills[n]
+			if spec.Builtin == "" {
+				return Contract{}, false
+			}
+			name = config.SkillKey(spec.Builtin)
+			break
+		}
+	}
+	c, ok := builtins[name]
+	return c, ok
 }
 
 // readContractFile reads a contract file through config.ReadProjectFile,

@@ -101,3 +101,39 @@ func TestFrontMatter(t *testing.T) {
 		t.Error("malformed YAML must be an error")
 	}
 }
+
+// A built-in skill's own contract is the "built-in default" of SPEC-NOTES
+// §3: it applies to a skill that runs the built-in (by its skills entry,
+// or by its name when there is no entry), after the configuration's and
+// the project's contracts, and never to a command of the same name.
+func TestContractOfABuiltinSkill(t *testing.T) {
+	zero := 0.0
+	t.Cleanup(func() { delete(builtins, "probe-test-builtin") })
+	RegisterBuiltin("probe-test-builtin", Contract{OODAPhase: "observe", CostLimitUSD: &zero,
+		ChainTriggers: []ChainTrigger{{Target: "dev-cycle", Condition: "failing >= 1"}}})
+	root := t.TempDir()
+	cfg := config.Default()
+	c, err := Load(root, cfg, "/probe-test-builtin")
+	if err != nil || c.Source != "builtin" || c.OODAPhase != "observe" || c.Cost() != 0 || len(c.ChainTriggers) != 1 {
+		t.Fatalf("by name: %+v %v", c, err)
+	}
+	cfg.Skills = map[string]config.SkillSpec{"/health-check": {Builtin: "probe-test-builtin"}}
+	if c, _ := Load(root, cfg, "health-check"); c.Source != "builtin" || c.Name != "probe-test-builtin" {
+		t.Errorf("by skills entry: %+v", c)
+	}
+	cfg.Skills = map[string]config.SkillSpec{"/probe-test-builtin": {Command: []string{"./x"}}}
+	if c, _ := Load(root, cfg, "probe-test-builtin"); c.Source != "default" {
+		t.Errorf("a command of the same name has the built-in's contract: %+v", c)
+	}
+	os.MkdirAll(filepath.Join(root, "skills", "probe-test-builtin"), 0o755)
+	os.WriteFile(filepath.Join(root, "skills", "probe-test-builtin", "contract.yaml"), []byte("ooda_phase: execute\n"), 0o644)
+	if c, _ := Load(root, config.Default(), "probe-test-builtin"); c.Source != "contract.yaml" {
+		t.Errorf("the project's contract comes before the built-in's: %+v", c)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a built-in registered twice did not panic")
+		}
+	}()
+	RegisterBuiltin("probe-test-builtin", Contract{})
+}
