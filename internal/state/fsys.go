@@ -402,6 +402,15 @@ func (s *Store) readFileLimit(p string, limit int64) ([]byte, fs.FileInfo, error
 	return readIn(r, rel, p, limit)
 }
 
+// WriteProjectFile writes data to path (relative to the project root, or
+// absolute inside it) atomically, contained in the project — a symlink
+// or a path leading out of it is refused — with the known secrets masked.
+// It is how a built-in skill writes its domain state file and its report,
+// as the engine writes its own files.
+func (s *Store) WriteProjectFile(path string, data []byte) error {
+	return s.writeFile(s.Path(path), data)
+}
+
 // writeFile replaces the project file at p atomically with data, after
 // replacing the value of every known secret with "***": whatever a skill,
 // a judge or a forge echoed into the text, no credential reaches a file
