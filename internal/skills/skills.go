@@ -7,19 +7,32 @@ import (
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/act"
+	"github.com/ooda-loop/ooda/internal/contract"
 )
 
 // builtins are the built-in skills by name; each skill's file adds its
 // own in an init function, so that adding a skill touches no other file.
 var builtins = map[string]act.Executor{"noop": Noop{}}
 
-// register adds a built-in skill; a name taken twice is a programming
-// error.
-func register(name string, e act.Executor) {
+// register adds a built-in skill with its contract (phase, read_only,
+// cost): the contract a skill running it has unless the configuration or
+// the project gives one. A name taken twice is a programming error.
+func register(name string, e act.Executor, c ...contract.Contract) {
 	if _, dup := builtins[name]; dup {
 		panic("skills: built-in " + name + " registered twice")
 	}
 	builtins[name] = e
+	for _, k := range c {
+		contract.RegisterBuiltin(name, k)
+	}
+}
+
+// builtinContract is the contract of a built-in skill: its phase, whether
+// it only reads, and its cost per run (0: it runs no language model).
+func builtinContract(phase, description string, readOnly bool) contract.Contract {
+	zero := 0.0
+	return contract.Contract{OODAPhase: phase, Description: description,
+		Safety: contract.Safety{ReadOnly: &readOnly, CostLimitUSD: &zero}}
 }
 
 // Registry returns an executor registry holding every built-in skill.
