@@ -3,7 +3,6 @@ package skills
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -376,18 +375,9 @@ func healthWatchHalt(ctx context.Context, haltFile string, cancel context.Cancel
 	}
 }
 
-// healthWriteJSON writes v to a file of the project through the store:
-// atomically, contained in the project (a symlink out of it is refused),
-// known secrets masked.
+// healthWriteJSON writes v to a file of the project (see writeJSON).
 func healthWriteJSON(store *state.Store, path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("health: %s: %w", path, err)
-	}
-	if err := store.WriteProjectFile(path, append(b, '\n')); err != nil {
-		return fmt.Errorf("health: not writing %s: %w", path, err)
-	}
-	return nil
+	return writeJSON(store, "health", path, v)
 }
 
 func healthWriteReport(store *state.Store, path string, rep healthReport) error {
