@@ -17,7 +17,7 @@ import (
 func newSkillCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "skill",
-		Short: "Inspect the project's skills",
+		Short: "List, create, enable and disable the project's skills",
 		Args:  noArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -33,6 +33,7 @@ reported as a warning, since a skill never runs twice in one cycle.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSkillList(g) },
 	})
+	cmd.AddCommand(newSkillCreateCmd(g), newSkillToggleCmd(g, true), newSkillToggleCmd(g, false))
 	return cmd
 }
 
