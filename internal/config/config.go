@@ -45,6 +45,10 @@ type Config struct {
 	Judge                Judge                `json:"judge"`
 	DeployWorkflow       json.RawMessage      `json:"deploy_workflow,omitempty"`
 	DeployWorkflowInputs json.RawMessage      `json:"deploy_workflow_inputs,omitempty"`
+	// DeployMonitorTimeoutSeconds and DeployHealthWaitSeconds are read by
+	// the deploy built-in; nil means its default (600 and 30).
+	DeployMonitorTimeoutSeconds *float64 `json:"deploy_monitor_timeout_seconds,omitempty"`
+	DeployHealthWaitSeconds     *float64 `json:"deploy_health_wait_seconds,omitempty"`
 
 	// Warnings are what loading found questionable but not wrong: unknown
 	// keys, each with its JSON path and the nearest known key. They are
