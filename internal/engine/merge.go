@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -210,23 +211,31 @@ func (c *cycle) healthCheck(ctx context.Context) error {
 	cfg := c.cfg
 	if len(cfg.HealthEndpoints) > 0 {
 		timeout := durationOf(cfg.HealthCheckTimeout, time.Second)
-		client := &http.Client{Timeout: timeout}
+		// A redirect is never followed (it could lead the check to any
+		// host): a 3xx is not a 2xx, so it fails the check as it is.
+		client := &http.Client{Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		for _, raw := range cfg.HealthEndpoints {
-			url := endpointURL(raw)
-			if url == "" {
+			raw := endpointURL(raw)
+			if raw == "" {
 				continue
 			}
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			u, err := url.Parse(raw)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("health endpoint %s: not an http or https URL", redactURL(raw))
+			}
+			shown := u.Redacted()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 			if err != nil {
-				return fmt.Errorf("%s: %w", url, err)
+				return fmt.Errorf("%s: %v", shown, err)
 			}
 			resp, err := client.Do(req)
 			if err != nil {
-				return fmt.Errorf("%s: %w", url, err)
+				// The client's error quotes the URL, user info and all.
+				return fmt.Errorf("%s: %s", shown, strings.ReplaceAll(err.Error(), u.String(), shown))
 			}
 			resp.Body.Close()
 			if resp.StatusCode < 200 || resp.StatusCode > 299 {
-				return fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
+				return fmt.Errorf("%s: HTTP %d", shown, resp.StatusCode)
 			}
 		}
 		return nil
@@ -369,4 +378,22 @@ func (c *cycle) noteOwnCommit(ctx context.Context, repo *gitrepo.Repo) {
 			c.ownCommits = append(c.ownCommits, sha)
 		}
 	}
+}
+
+// redactURL hides the user info of a URL that may not parse, for a
+// message: everything before an "@" of its authority.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	if i := strings.Index(raw, "://"); i >= 0 {
+		rest := raw[i+3:]
+		if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+			rest = rest[:j]
+		}
+		if k := strings.LastIndex(rest, "@"); k >= 0 {
+			return raw[:i+3] + "***" + raw[i+3+k:]
+		}
+	}
+	return raw
 }
