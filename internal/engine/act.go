@@ -137,6 +137,7 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	// Only a skill that starts costs anything (failedRunCost).
 	r.started, r.cost = true, ct.Cost()
 	c.printf("[Act] %s starting... (%s)", skill, exec.Describe())
+	queueBefore := c.queueFile()
 	tail := proc.NewTailBuffer(proc.LogTailSize)
 	env := c.envFor(obs, domain, skill, conf)
 	env["OODA_FOCUS_ITEM"] = focus
@@ -172,6 +173,7 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	}
 	r.ok = true
 	c.printf("[Act] %s completed. (elapsed: %s)", skill, resp.Elapsed.Round(time.Millisecond))
+	c.takeSkillQueue(skill, queueBefore)
 
 	raw, rerr := c.store.ReadReport(c.res.Cycle, skill)
 	if rerr == nil {

@@ -157,12 +157,12 @@ func (d *detector) golang() *Stack {
 		return nil
 	}
 	s := &Stack{ID: "go", Name: "Go", Files: files, Runner: "go test", TestCommand: "go test ./..."}
-	// go vet and gofmt come with every Go toolchain.
+	// go vet and gofmt come with every Go toolchain, and they are what
+	// the lint built-in runs for Go (a .golangci.* file is not: the lint
+	// built-in does not run golangci-lint, so naming it here would promise
+	// a check no cycle makes, and a goal whose command needs a program the
+	// machine may not have).
 	s.Linters = []Linter{{"go vet", "go vet ./..."}, {"gofmt", `test -z "$(gofmt -l .)"`}}
-	if cfg := d.present(".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json"); len(cfg) > 0 {
-		s.Files = append(s.Files, cfg...)
-		s.Linters = append(s.Linters, Linter{"golangci-lint", "golangci-lint run"})
-	}
 	return s
 }
 

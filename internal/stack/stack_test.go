@@ -33,7 +33,7 @@ func TestDetectTestCommands(t *testing.T) {
 		linters string
 	}{
 		{"go", map[string]string{"go.mod": "module x\n"}, "go", "go test ./...", "go vet,gofmt"},
-		{"go workspace with golangci", map[string]string{"go.work": "go 1.22\n", ".golangci.yml": ""}, "go", "go test ./...", "go vet,gofmt,golangci-lint"},
+		{"go workspace with golangci (not run by the lint built-in)", map[string]string{"go.work": "go 1.22\n", ".golangci.yml": ""}, "go", "go test ./...", "go vet,gofmt"},
 		{"npm jest from devDependencies, no script", map[string]string{"package.json": `{"devDependencies": {"jest": "1"}}`}, "node", "npx --no-install jest", ""},
 		{"pnpm vitest, no script: run once", map[string]string{"package.json": `{"devDependencies": {"vitest": "1"}}`, "pnpm-lock.yaml": ""}, "node", "pnpm exec vitest run", ""},
 		{"yarn script", map[string]string{"package.json": `{"scripts": {"test": "mocha"}}`, "yarn.lock": ""}, "node", "yarn test", ""},
