@@ -130,3 +130,29 @@ func TestParseReportRejectsOutOfRangeNumbers(t *testing.T) {
 		t.Errorf("values at the bounds are accepted: %v", err)
 	}
 }
+
+type wiredOnlyExec struct{}
+
+func (wiredOnlyExec) Execute(context.Context, Request) Response { return Response{OK: true} }
+func (wiredOnlyExec) Describe() string                          { return "builtin wired" }
+func (wiredOnlyExec) WiredOnly() bool                           { return true }
+
+// A built-in that runs only where a skills entry names it is not picked
+// for a skill of its name: that skill goes to agent.command (an OODA-loop
+// project's own /dev-cycle keeps running as it did), or has no executor.
+func TestSkillResolutionOfAWiredOnlyBuiltin(t *testing.T) {
+	r := NewRegistry()
+	r.Register("dev-cycle", wiredOnlyExec{})
+	cfg := config.Default()
+	if _, err := r.Resolve(cfg, "/dev-cycle"); err == nil {
+		t.Error("a wired-only built-in ran by its name")
+	}
+	cfg.Agent.Command = []string{"claude", "-p", "{skill}"}
+	if e, err := r.Resolve(cfg, "/dev-cycle"); err != nil || !strings.HasPrefix(e.Describe(), "agent ") {
+		t.Errorf("with agent.command: %v %v", e, err)
+	}
+	cfg.Skills = map[string]config.SkillSpec{"/implement": {Builtin: "dev-cycle"}}
+	if e, err := r.Resolve(cfg, "/implement"); err != nil || e.Describe() != "builtin wired" {
+		t.Errorf("by skills entry: %v %v", e, err)
+	}
+}

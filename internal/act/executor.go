@@ -77,6 +77,15 @@ type Registry struct {
 	Runner   proc.Runner
 }
 
+// WiredOnly is implemented by a built-in skill that runs only where a
+// config.skills entry names it ({"builtin": NAME}), never by a skill of
+// the same name: dev-cycle shares its name with the original OODA loop's
+// own /dev-cycle skill, which a project that switched keeps running
+// through agent.command.
+type WiredOnly interface {
+	WiredOnly() bool
+}
+
 // NewRegistry returns a registry using the real process runner.
 func NewRegistry() *Registry {
 	return &Registry{Builtins: map[string]Executor{}, Runner: proc.Exec{}}
@@ -93,6 +102,12 @@ func (r *Registry) Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// isWiredOnly reports whether e runs only where a skills entry names it.
+func isWiredOnly(e Executor) bool {
+	w, ok := e.(WiredOnly)
+	return ok && w.WiredOnly()
 }
 
 // ErrNoExecutor is returned by Resolve when nothing can run a skill.
@@ -123,7 +138,7 @@ func (r *Registry) Resolve(cfg *config.Config, skill string) (Executor, error) {
 		t, _ := spec.TimeoutDuration()
 		return &Command{Argv: spec.Command, Timeout: t, Env: spec.Env, Policy: spec.EnvPolicy, Runner: r.Runner, Source: "skills." + n}, nil
 	}
-	if b, ok := r.Builtins[key]; ok {
+	if b, ok := r.Builtins[key]; ok && !isWiredOnly(b) {
 		return b, nil
 	}
 	if len(cfg.Agent.Command) > 0 {

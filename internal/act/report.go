@@ -46,6 +46,62 @@ type ReportAction struct {
 	Extensions   map[string]float64 `json:"extensions,omitempty"`
 }
 
+// ResolvedAction names an action the skill reported in an earlier run that
+// no longer applies (the finding behind it is fixed). It is ooda's addition
+// to the report of SPEC-NOTES §3: in JSON either the action's title alone
+// or {"title", "reason"}.
+type ResolvedAction struct {
+	Title  string `json:"title"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// ResolvedList is a report's "resolved" array.
+type ResolvedList []ResolvedAction
+
+// UnmarshalJSON reads each entry as a title string or a {"title",
+// "reason"} object; an error names the entry by its JSON path
+// (resolved[2].title), which the json package would not.
+func (l *ResolvedList) UnmarshalJSON(b []byte) error {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(b, &raws); err != nil {
+		return fmt.Errorf("resolved is not an array of titles or {\"title\", \"reason\"} objects")
+	}
+	out := make(ResolvedList, 0, len(raws))
+	for i, raw := range raws {
+		var ra ResolvedAction
+		switch t := bytes.TrimSpace(raw); {
+		case len(t) > 0 && t[0] == '"':
+			if err := json.Unmarshal(t, &ra.Title); err != nil {
+				return fmt.Errorf("resolved[%d]: %w", i, err)
+			}
+		case len(t) > 0 && t[0] == '{':
+			var fields struct {
+				Title, Reason json.RawMessage
+			}
+			if err := json.Unmarshal(t, &fields); err != nil {
+				return fmt.Errorf("resolved[%d]: %w", i, err)
+			}
+			for _, f := range []struct {
+				name string
+				raw  json.RawMessage
+				dst  *string
+			}{{"title", fields.Title, &ra.Title}, {"reason", fields.Reason, &ra.Reason}} {
+				if f.raw == nil || string(f.raw) == "null" {
+					continue
+				}
+				if json.Unmarshal(f.raw, f.dst) != nil {
+					return fmt.Errorf("resolved[%d].%s is not a string", i, f.name)
+				}
+			}
+		default:
+			return fmt.Errorf("resolved[%d] is neither a title nor a {\"title\", \"reason\"} object", i)
+		}
+		out = append(out, ra)
+	}
+	*l = out
+	return nil
+}
+
 // Report is the optional JSON a skill writes to $OODA_REPORT (SPEC-NOTES §3).
 type Report struct {
 	HadOutput       *bool             `json:"had_output,omitempty"`
@@ -61,6 +117,10 @@ type Report struct {
 	// a protected path: the PR may be incomplete and is never auto-merged.
 	ProtectedBlocked *bool                      `json:"protected_blocked,omitempty"`
 	Vars             map[string]json.RawMessage `json:"vars,omitempty"`
+	// Resolved names the actions this skill reported earlier that no
+	// longer apply; the engine completes the matching pending items of the
+	// domain (reflect.ResolveActions).
+	Resolved ResolvedList `json:"resolved,omitempty"`
 }
 
 // ParseReport decodes a report. An empty input is no report.
@@ -129,7 +189,8 @@ func (r *Report) CreatedPR() bool {
 }
 
 // HadOutputDefault applies the report's had_output default: actions
-// extracted, a PR created, new alerts, or the domain state changed.
+// extracted, actions resolved, a PR created, new alerts, or the domain
+// state changed.
 func (r *Report) HadOutputDefault(stateChanged bool) bool {
 	if r == nil {
 		return stateChanged
@@ -137,7 +198,7 @@ func (r *Report) HadOutputDefault(stateChanged bool) bool {
 	if r.HadOutput != nil {
 		return *r.HadOutput
 	}
-	return len(r.Actions) > 0 || r.CreatedPR() || len(r.Alerts) > 0 || stateChanged
+	return len(r.Actions) > 0 || len(r.Resolved) > 0 || r.CreatedPR() || len(r.Alerts) > 0 || stateChanged
 }
 
 // SummaryLine is the report's summary as the cycle shows and records it:

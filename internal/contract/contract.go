@@ -223,10 +223,15 @@ func Load(root string, cfg *config.Config, skill string) (Contract, error) {
 // own in the configuration or under skills/<name>/.
 var builtins = map[string]Contract{}
 
+// wiredOnly are the built-ins that run only where a skills entry names
+// them, never by a skill of the same name (act.WiredOnly).
+var wiredOnly = map[string]bool{}
+
 // RegisterBuiltin records a built-in skill's contract. The built-in
 // skills call it when the program starts; a name given twice, or a
-// contract that does not validate, is a programming error.
-func RegisterBuiltin(name string, c Contract) {
+// contract that does not validate, is a programming error. byName is
+// false for a built-in that runs only where a skills entry names it.
+func RegisterBuiltin(name string, c Contract, byName bool) {
 	if _, dup := builtins[name]; dup {
 		panic("contract: built-in " + name + " registered twice")
 	}
@@ -235,6 +240,9 @@ func RegisterBuiltin(name string, c Contract) {
 	}
 	c.Name, c.Source = name, "builtin"
 	builtins[name] = c
+	if !byName {
+		wiredOnly[name] = true
+	}
 }
 
 // builtinContract is the contract of the built-in skill the skill key
@@ -249,9 +257,12 @@ func builtinContract(cfg *config.Config, key string) (Contract, bool) {
 			if spec.Builtin == "" {
 				return Contract{}, false
 			}
-			name = config.SkillKey(spec.Builtin)
-			break
+			c, ok := builtins[config.SkillKey(spec.Builtin)]
+			return c, ok
 		}
+	}
+	if wiredOnly[name] {
+		return Contract{}, false
 	}
 	c, ok := builtins[name]
 	return c, ok

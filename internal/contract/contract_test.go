@@ -110,7 +110,7 @@ func TestContractOfABuiltinSkill(t *testing.T) {
 	zero := 0.0
 	t.Cleanup(func() { delete(builtins, "probe-test-builtin") })
 	RegisterBuiltin("probe-test-builtin", Contract{OODAPhase: "observe", CostLimitUSD: &zero,
-		ChainTriggers: []ChainTrigger{{Target: "dev-cycle", Condition: "failing >= 1"}}})
+		ChainTriggers: []ChainTrigger{{Target: "dev-cycle", Condition: "failing >= 1"}}}, true)
 	root := t.TempDir()
 	cfg := config.Default()
 	c, err := Load(root, cfg, "/probe-test-builtin")
@@ -135,5 +135,20 @@ func TestContractOfABuiltinSkill(t *testing.T) {
 			t.Error("a built-in registered twice did not panic")
 		}
 	}()
-	RegisterBuiltin("probe-test-builtin", Contract{})
+	RegisterBuiltin("probe-test-builtin", Contract{}, true)
+}
+
+// A built-in that runs only where a skills entry names it lends its
+// contract to no skill of the same name.
+func TestContractOfAWiredOnlyBuiltin(t *testing.T) {
+	t.Cleanup(func() { delete(builtins, "probe-wired-builtin"); delete(wiredOnly, "probe-wired-builtin") })
+	RegisterBuiltin("probe-wired-builtin", Contract{OODAPhase: "support"}, false)
+	cfg := config.Default()
+	if c, _ := Load(t.TempDir(), cfg, "probe-wired-builtin"); c.Source != "default" {
+		t.Errorf("by name: %+v", c)
+	}
+	cfg.Skills = map[string]config.SkillSpec{"/implement": {Builtin: "probe-wired-builtin"}}
+	if c, _ := Load(t.TempDir(), cfg, "implement"); c.Source != "builtin" || c.OODAPhase != "support" {
+		t.Errorf("by skills entry: %+v", c)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/ooda-loop/ooda/internal/decide"
 	"github.com/ooda-loop/ooda/internal/orient"
@@ -47,6 +48,29 @@ func (c *cycle) reflectStep(ctx context.Context, f *record.Facts, dec decide.Dec
 	st.RecentAlerts = append(append([][]string(nil), st.RecentAlerts...), now)
 	if len(st.RecentAlerts) > 5 {
 		st.RecentAlerts = st.RecentAlerts[len(st.RecentAlerts)-5:]
+	}
+
+	// The actions the primary skill reported earlier and now says no longer
+	// apply, before extraction: a freed pending slot is not taken by the
+	// cap, and a title both resolved and reported again stays resolved.
+	if executed && run.report != nil && len(run.report.Resolved) > 0 {
+		q, r := reflect.ResolveActions(c.snap.ActionQueue, run.report.Resolved, reflect.ResolveInput{Cycle: f.Cycle, Domain: f.Domain, Skill: run.skill, Now: c.now})
+		for _, w := range r.Warnings {
+			c.printf("[WARN] %s: %s", run.skill, w)
+		}
+		if n := len(r.Resolved); n > 0 {
+			c.snap.ActionQueue, c.queueChanged = q, true
+			c.actionsResolved += n
+			ids := make([]string, 0, min(n, 5))
+			for _, it := range r.Resolved[:min(n, 5)] {
+				ids = append(ids, it.ID)
+			}
+			more := ""
+			if n > 5 {
+				more = fmt.Sprintf(", +%d more", n-5)
+			}
+			c.printf("[Reflect] Actions: %d resolved (%s%s).", n, strings.Join(ids, ", "), more)
+		}
 	}
 
 	// 5-C2: action extraction from the primary skill's report.

@@ -69,6 +69,12 @@ type DevCycle struct{}
 // Describe names the executor.
 func (DevCycle) Describe() string { return "builtin dev-cycle" }
 
+// WiredOnly keeps dev-cycle from running for a skill that is merely named
+// /dev-cycle: the original OODA loop has a skill of that name, which a
+// project that switched runs through agent.command. The built-in runs
+// where a skills entry names it: "skills": {"/dev-cycle": {"builtin": "dev-cycle"}}.
+func (DevCycle) WiredOnly() bool { return true }
+
 // devOutcome is what one run did, as the report and the state file say it.
 type devOutcome struct {
 	// Result is one of pr_opened, no_action, abandoned, refused, failed.

@@ -522,6 +522,7 @@ func TestDevCycleThroughOodaCycle(t *testing.T) {
   "mission": "Greet every user.",
   "domains": {"quality": {"weight": 1, "primary_skill": "/noop", "fallback": true}},
   "implementation": {"enabled": true},
+  "skills": {"/dev-cycle": {"builtin": "dev-cycle"}},
   "agent": {"command": ["/bin/sh", "` + p.agent + `", "{prompt_file}"], "timeout": "1m", "env": {"OUT": "` + p.out + `"}},
   "test_command": "test -f greeting.txt",
   "progressive_complexity": {"current_level": 3},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -39,6 +40,13 @@ const (
 	lintKeepMax = 2000
 	// lintActionsMax bounds the actions of one report (one per file).
 	lintActionsMax = 50
+	// lintReportedMax bounds the reported actions the state file
+	// remembers until their findings are fixed; the oldest go first (the
+	// queue keeps 20 pending items: older ones have long been dropped).
+	lintReportedMax = 200
+	// lintReportedIDsMax bounds the finding ids remembered per action;
+	// an action with more is resolved only once its file is clean.
+	lintReportedIDsMax = 100
 )
 
 // Lint is the built-in "lint" skill: it runs the linters and formatters of
@@ -79,16 +87,31 @@ type lintState struct {
 	Metrics       map[string]float64 `json:"metrics"`
 	Open          []lintFinding      `json:"open"`
 	OpenTruncated bool               `json:"open_truncated,omitempty"`
+	// Reported are the actions reported and not yet resolved, so a later
+	// run can name them in the report's "resolved" once fixed.
+	Reported []lintReported `json:"reported"`
+}
+
+// lintReported is an action the skill reported: its title exactly as
+// reported, and the findings behind it.
+type lintReported struct {
+	Title string   `json:"title"`
+	File  string   `json:"file"`
+	IDs   []string `json:"ids"`
+	// Partial is set when the action had more findings than
+	// lintReportedIDsMax: it is resolved when its file has no finding left.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // lintReport is the report the skill writes ($OODA_REPORT).
 type lintReport struct {
-	HadOutput bool               `json:"had_output"`
-	Summary   string             `json:"summary"`
-	Actions   []act.ReportAction `json:"actions"`
-	Alerts    []state.Alert      `json:"alerts"`
-	Vars      map[string]any     `json:"vars"`
-	CostUSD   float64            `json:"cost_usd"`
+	HadOutput bool                 `json:"had_output"`
+	Summary   string               `json:"summary"`
+	Actions   []act.ReportAction   `json:"actions"`
+	Resolved  []act.ResolvedAction `json:"resolved,omitempty"`
+	Alerts    []state.Alert        `json:"alerts"`
+	Vars      map[string]any       `json:"vars"`
+	CostUSD   float64              `json:"cost_usd"`
 }
 
 // lintRun is what one tool produced.
@@ -97,6 +120,10 @@ type lintRun struct {
 	st       lintToolState
 	findings []lintFinding
 	ok       bool // its findings are this run's (it ran to the end)
+	// hidden are the directories (relative to the root, "." for it)
+	// whose findings the tool could not look for this time: go vet does
+	// not analyse a package that does not type-check ("vet: " lines).
+	hidden map[string]bool
 }
 
 // Execute runs the tools and writes the state file and the report.
@@ -108,7 +135,7 @@ func (l Lint) Execute(ctx context.Context, r act.Request) act.Response {
 		store.MaxRead = r.Config.Safety.MaxReadBytes()
 	}
 	statePath, reportPath := r.Env["OODA_STATE_FILE"], r.Env["OODA_REPORT"]
-	prev, prevByTool := lintReadPrevious(store, statePath, r.Output)
+	prev, prevByTool, prevReported := lintReadPrevious(store, statePath, r.Output)
 
 	tools, skips := lintDetect(r.ProjectDir)
 	if len(tools) == 0 && len(skips) == 0 {
@@ -141,7 +168,7 @@ func (l Lint) Execute(ctx context.Context, r act.Request) act.Response {
 		runs = append(runs, run)
 	}
 
-	st, rep := lintEvaluate(runs, skips, prev, prevByTool)
+	st, rep := lintEvaluate(runs, skips, prev, prevByTool, prevReported)
 	st.LastRun = state.FormatTime(r.Now)
 	if r.Now.IsZero() {
 		st.LastRun = state.FormatTime(time.Now())
@@ -214,6 +241,20 @@ func lintRunTool(ctx context.Context, t lintTool, r act.Request, runner proc.Run
 	if t.keep != nil {
 		findings = slices.DeleteFunc(findings, func(f lintFinding) bool { return !t.keep(f) })
 	}
+	if t.name == "go vet" {
+		var typeErrs []byte
+		for _, l := range bytes.SplitAfter(raw, []byte("\n")) {
+			if bytes.HasPrefix(l, []byte("vet: ")) {
+				typeErrs = append(typeErrs, l...)
+			}
+		}
+		for _, f := range t.parse(typeErrs, r.ProjectDir) {
+			if run.hidden == nil {
+				run.hidden = map[string]bool{}
+			}
+			run.hidden[path.Dir(f.File)] = true
+		}
+	}
 	switch {
 	case res.ExitCode == 0 || (slices.Contains(t.findingExits, res.ExitCode) && len(findings) > 0):
 		run.st.Status, run.ok, run.findings = "ran", true, findings
@@ -232,8 +273,9 @@ func lintRunTool(ctx context.Context, t lintTool, r act.Request, runner proc.Run
 }
 
 // lintEvaluate compares this run's findings with the previous run's and
-// builds the state file and the report.
-func lintEvaluate(runs []lintRun, skips []lintSkip, prev []lintFinding, prevByTool map[string]bool) (lintState, lintReport) {
+// builds the state file and the report; reported are the actions earlier
+// runs reported and have not yet resolved.
+func lintEvaluate(runs []lintRun, skips []lintSkip, prev []lintFinding, prevByTool map[string]bool, reported []lintReported) (lintState, lintReport) {
 	st := lintState{
 		ByTool: map[string]int{}, Tools: []lintToolState{}, Skipped: skips, Alerts: []state.Alert{},
 		Metrics: map[string]float64{}, Open: []lintFinding{},
@@ -287,6 +329,35 @@ func lintEvaluate(runs []lintRun, skips []lintSkip, prev []lintFinding, prevByTo
 			open = append(open, f)
 		}
 	}
+	// Earlier actions whose findings are all gone are resolved. open holds
+	// the findings of the tools that did not run this time, so theirs
+	// stay; it is read before it is cut to the state file's bound.
+	openIDs, openFiles := map[string]bool{}, map[string]bool{}
+	for _, f := range open {
+		openIDs[f.ID], openFiles[f.File] = true, true
+	}
+	// A previous finding in a package the tool could not analyse this
+	// time is not fixed as far as its action goes: it may still be there.
+	hidden := map[string]map[string]bool{}
+	for _, run := range runs {
+		if run.ok && len(run.hidden) > 0 {
+			hidden[run.tool.name] = run.hidden
+		}
+	}
+	for _, f := range prev {
+		if hidden[f.Tool][path.Dir(f.File)] {
+			openIDs[f.ID], openFiles[f.File] = true, true
+		}
+	}
+	var resolved []act.ResolvedAction
+	var still []lintReported
+	for _, r := range reported {
+		if lintStillOpen(r, openIDs, openFiles) {
+			still = append(still, r)
+			continue
+		}
+		resolved = append(resolved, act.ResolvedAction{Title: r.Title, Reason: "the linters no longer report its findings in " + r.File})
+	}
 	if len(open) > lintKeepMax {
 		open, st.OpenTruncated = open[:lintKeepMax], true
 	}
@@ -305,8 +376,16 @@ func lintEvaluate(runs []lintRun, skips []lintSkip, prev []lintFinding, prevByTo
 		st.Status = "clean"
 	}
 
-	rep := lintReport{Actions: lintActions(fresh, runs), Alerts: st.Alerts, CostUSD: 0}
-	rep.HadOutput = st.NewFindings > 0 || st.FixedFindings > 0 || len(st.Alerts) > 0
+	actions, added := lintActions(fresh, runs)
+	st.Reported = append(still, added...)
+	if n := len(st.Reported); n > lintReportedMax {
+		st.Reported = st.Reported[n-lintReportedMax:]
+	}
+	if st.Reported == nil {
+		st.Reported = []lintReported{}
+	}
+	rep := lintReport{Actions: actions, Resolved: resolved, Alerts: st.Alerts, CostUSD: 0}
+	rep.HadOutput = st.NewFindings > 0 || st.FixedFindings > 0 || len(st.Alerts) > 0 || len(resolved) > 0
 	rep.Summary = lintSummary(st, runs)
 	rep.Vars = map[string]any{
 		"findings": st.Findings, "new_findings": st.NewFindings, "fixed_findings": st.FixedFindings, "by_tool": st.ByTool,
@@ -314,12 +393,30 @@ func lintEvaluate(runs []lintRun, skips []lintSkip, prev []lintFinding, prevByTo
 	return st, rep
 }
 
+// lintStillOpen reports whether any finding behind a reported action is
+// still open.
+func lintStillOpen(r lintReported, openIDs, openFiles map[string]bool) bool {
+	if r.Partial && openFiles[r.File] {
+		return true
+	}
+	for _, id := range r.IDs {
+		if openIDs[id] {
+			return true
+		}
+	}
+	return false
+}
+
 // lintActions is one action per file with new findings, the files with
-// the most (weighted by the tools' impact) first.
-func lintActions(fresh []lintFinding, runs []lintRun) []act.ReportAction {
+// the most (weighted by the tools' impact) first, and what the state file
+// remembers of each. A title depends only on the group of new findings it
+// was made for (their file, tools, count and the first message), so the
+// title remembered is the title the queue holds.
+func lintActions(fresh []lintFinding, runs []lintRun) ([]act.ReportAction, []lintReported) {
 	type group struct {
 		file    string
 		byTool  map[string]int
+		ids     []string
 		first   string
 		n       int
 		impact  float64
@@ -343,6 +440,9 @@ func lintActions(fresh []lintFinding, runs []lintRun) []act.ReportAction {
 		}
 		g.byTool[f.Tool]++
 		g.n++
+		if !slices.Contains(g.ids, f.ID) {
+			g.ids = append(g.ids, f.ID)
+		}
 		t := tools[f.Tool]
 		g.impact = max(g.impact, t.impact)
 		g.effort = max(g.effort, t.effort)
@@ -362,6 +462,7 @@ func lintActions(fresh []lintFinding, runs []lintRun) []act.ReportAction {
 		files = files[:lintActionsMax]
 	}
 	actions := []act.ReportAction{}
+	var reported []lintReported
 	for _, file := range files {
 		g := groups[file]
 		var parts []string
@@ -380,8 +481,13 @@ func lintActions(fresh []lintFinding, runs []lintRun) []act.ReportAction {
 			a.RelatedFiles = []string{file}
 		}
 		actions = append(actions, a)
+		r := lintReported{Title: title, File: file, IDs: g.ids}
+		if len(r.IDs) > lintReportedIDsMax {
+			r.IDs, r.Partial = r.IDs[:lintReportedIDsMax], true
+		}
+		reported = append(reported, r)
 	}
-	return actions
+	return actions, reported
 }
 
 // lintSafePath is a file name an action may name for a later skill to
@@ -448,20 +554,21 @@ func lintPlural(n int, word string) string {
 }
 
 // lintReadPrevious reads the findings of the previous run from the state
-// file, and which tools they came from. A file that cannot be read is no
-// previous run: every finding counts as new, and the log says why.
-func lintReadPrevious(store *state.Store, path string, log io.Writer) ([]lintFinding, map[string]bool) {
+// file, which tools they came from, and the actions reported and not yet
+// resolved. A file that cannot be read is no previous run: every finding
+// counts as new, and the log says why.
+func lintReadPrevious(store *state.Store, path string, log io.Writer) ([]lintFinding, map[string]bool, []lintReported) {
 	byTool := map[string]bool{}
 	if path == "" {
-		return nil, byTool
+		return nil, byTool, nil
 	}
 	ds, err := store.ReadDomainState(path)
 	if err != nil {
 		lintLogf(log, "lint: warning: previous state not read (%v): every finding counts as new\n", err)
-		return nil, byTool
+		return nil, byTool, nil
 	}
 	if !ds.Found {
-		return nil, byTool
+		return nil, byTool, nil
 	}
 	var open []lintFinding
 	if raw, ok := ds.Raw["open"]; ok {
@@ -473,7 +580,28 @@ func lintReadPrevious(store *state.Store, path string, log io.Writer) ([]lintFin
 	for _, f := range open {
 		byTool[f.Tool] = true
 	}
-	return open, byTool
+	var reported []lintReported
+	if raw, ok := ds.Raw["reported"]; ok {
+		if err := json.Unmarshal(raw, &reported); err != nil {
+			lintLogf(log, "lint: warning: %s: /reported is not a list of actions (%v): earlier actions are not resolved\n", path, err)
+			reported = nil
+		}
+	}
+	// The file is the project's to edit: only as much as this skill
+	// writes is taken from it, and an entry without a title or a finding
+	// names nothing to resolve.
+	if len(reported) > lintReportedMax {
+		reported = reported[len(reported)-lintReportedMax:]
+	}
+	reported = slices.DeleteFunc(reported, func(r lintReported) bool {
+		return strings.TrimSpace(r.Title) == "" || (len(r.IDs) == 0 && !r.Partial)
+	})
+	for i := range reported {
+		if len(reported[i].IDs) > lintReportedIDsMax {
+			reported[i].IDs, reported[i].Partial = reported[i].IDs[:lintReportedIDsMax], true
+		}
+	}
+	return open, byTool, reported
 }
 
 // lintSkillPolicy is the environment policy of the skills entry that runs

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/act"
+	"github.com/ooda-loop/ooda/internal/clock"
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/engine"
 )
 
 // lintResult is one run of the skill as the engine would see it.
@@ -473,7 +475,7 @@ func TestLintEvaluateComparesAsMultiset(t *testing.T) {
 		{tool: vet, ok: true, findings: []lintFinding{dup}, st: lintToolState{Name: "go vet", Status: "ran"}},
 		{tool: fmtTool, st: lintToolState{Name: "gofmt", Status: "failed", Reason: "gofmt exited with status 2"}},
 	}
-	st, rep := lintEvaluate(runs, nil, prev, map[string]bool{"go vet": true, "gofmt": true})
+	st, rep := lintEvaluate(runs, nil, prev, map[string]bool{"go vet": true, "gofmt": true}, nil)
 	if st.FixedFindings != 1 || st.NewFindings != 0 || st.Findings != 1 {
 		t.Fatalf("state %+v", st)
 	}
@@ -494,5 +496,158 @@ func TestLintParseGoVetLines(t *testing.T) {
 	fs := lintParseLines("go vet")([]byte(out), "")
 	if len(fs) != 2 || fs[0].File != "c.go" || fs[0].Line != 2 || fs[0].Col != 9 || fs[1].File != "a.go" || fs[1].Message != "fmt.Printf format %d has arg s of wrong type string" {
 		t.Fatalf("%+v", fs)
+	}
+}
+
+// lintQueue is action_queue.json as the resolution tests read it.
+type lintQueue struct {
+	Pending []struct {
+		ID, Title, Status string
+	} `json:"pending"`
+	Completed []struct {
+		ID, Title, Status, Resolution string
+		StatusHistory                 []struct{ Status, At, Reason string } `json:"status_history"`
+	} `json:"completed"`
+}
+
+func lintReadQueue(t *testing.T, dir string) (lintQueue, string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "agent/state/evolve/action_queue.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q lintQueue
+	if err := json.Unmarshal(b, &q); err != nil {
+		t.Fatalf("action_queue.json: %v\n%s", err, b)
+	}
+	return q, string(b)
+}
+
+// A real go vet finding becomes a pending action; once the code is fixed
+// the next cycle's report names that action in "resolved" and the engine
+// completes it, while the gofmt finding that is still there keeps its
+// action pending. A third cycle, with nothing changed, resolves nothing.
+func TestLintFixedFindingResolvesItsAction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go vet")
+	}
+	lintPathWith(t, "go", "gofmt")
+	dir := t.TempDir()
+	lintWrite(t, dir, "config.json", `{
+  "domains": {"code_quality": {"weight": 1, "primary_skill": "/lint", "fallback": true}},
+  "forge": {"provider": "none"},
+  "saturation": {"auto_halt": false},
+  "progressive_complexity": {"current_level": 2},
+  "safety": {"skill_allowlist": ["/lint"], "first_cycle_observe_only": false, "min_cycle_interval_minutes": 0}
+}`)
+	lintWrite(t, dir, "go.mod", lintGoMod)
+	lintWrite(t, dir, "a.go", "package m\n\n// F prints.\nfunc F() { fmt.Println(\"x\") }\n")
+	lintWrite(t, dir, "b.go", "package m\nfunc  G() {}\n")
+	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	cycle := func(n int) string {
+		t.Helper()
+		var out bytes.Buffer
+		if _, err := engine.RunCycle(context.Background(), engine.Options{Project: dir, Clock: clock.NewFixed(now.Add(time.Duration(n) * time.Hour)), Registry: Registry(), Out: &out}); err != nil {
+			t.Fatalf("cycle %d: %v\n%s", n, err, out.String())
+		}
+		return out.String()
+	}
+
+	out := cycle(1)
+	q, raw := lintReadQueue(t, dir)
+	if len(q.Pending) != 2 || len(q.Completed) != 0 {
+		t.Fatalf("cycle 1 queue:\n%s\n%s", raw, out)
+	}
+	var vetID, vetTitle, fmtID string
+	for _, p := range q.Pending {
+		switch {
+		case strings.HasPrefix(p.Title, "Fix 1 go vet finding in a.go: ") && strings.Contains(p.Title, "undefined: fmt"):
+			vetID, vetTitle = p.ID, p.Title
+		case strings.HasPrefix(p.Title, "Fix 1 gofmt finding in b.go"):
+			fmtID = p.ID
+		}
+	}
+	if vetID == "" || fmtID == "" {
+		t.Fatalf("cycle 1 queue lacks the go vet or the gofmt action:\n%s", raw)
+	}
+
+	// The go vet finding is fixed; b.go is still not formatted.
+	lintWrite(t, dir, "a.go", "package m\n\nimport \"fmt\"\n\n// F prints.\nfunc F() { fmt.Println(\"x\") }\n")
+	out = cycle(2)
+	if !strings.Contains(out, "[Reflect] Actions: 1 resolved ("+vetID+").") {
+		t.Fatalf("cycle 2 does not resolve %s:\n%s", vetID, out)
+	}
+	q, raw = lintReadQueue(t, dir)
+	if len(q.Pending) != 1 || q.Pending[0].ID != fmtID || len(q.Completed) != 1 {
+		t.Fatalf("cycle 2 queue:\n%s", raw)
+	}
+	c := q.Completed[0]
+	if c.ID != vetID || c.Title != vetTitle || c.Status != "completed" || c.Resolution != "no_longer_relevant" ||
+		len(c.StatusHistory) != 1 || !strings.Contains(c.StatusHistory[0].Reason, "resolved by /lint (code_quality) in cycle 2: the linters no longer report its findings in a.go") {
+		t.Fatalf("completed item %+v", c)
+	}
+	rep, err := os.ReadFile(filepath.Join(dir, "agent/state/evolve/runs/2-lint.report.json"))
+	if err != nil || !bytes.Contains(rep, []byte(`"resolved": [`)) {
+		t.Fatalf("cycle 2 report: %v\n%s", err, rep)
+	}
+	var st lintState
+	b, _ := os.ReadFile(filepath.Join(dir, "agent/state/code_quality.json"))
+	if err := json.Unmarshal(b, &st); err != nil || len(st.Reported) != 1 || st.Reported[0].File != "b.go" {
+		t.Fatalf("state file keeps the unresolved action only: %v\n%s", err, b)
+	}
+
+	// Nothing changed: nothing to resolve again.
+	out = cycle(3)
+	if strings.Contains(out, "resolved") || !strings.Contains(out, "futile") {
+		t.Fatalf("cycle 3:\n%s", out)
+	}
+	rep, _ = os.ReadFile(filepath.Join(dir, "agent/state/evolve/runs/3-lint.report.json"))
+	if bytes.Contains(rep, []byte(`"resolved"`)) {
+		t.Fatalf("cycle 3 report resolves again:\n%s", rep)
+	}
+}
+
+// go vet does not analyse a package that does not type-check: its other
+// findings vanish from the output without being fixed, and their actions
+// must not be resolved. They are once the package builds and the finding
+// is really gone.
+func TestLintPackageThatDoesNotBuildResolvesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go vet")
+	}
+	lintPathWith(t, "go", "gofmt")
+	dir := t.TempDir()
+	lintWrite(t, dir, "go.mod", lintGoMod)
+	lintWrite(t, dir, "a.go", lintVetGo)
+	lintWrite(t, dir, "sub/c.go", "package sub\n\nimport \"fmt\"\n\n// G prints s.\nfunc G(s string) { fmt.Printf(\"%d\\n\", s) }\n")
+	r := lintTestRun(t, dir, nil)
+	if len(r.rep.Actions) != 2 || len(r.rep.Resolved) != 0 || len(r.st.Reported) != 2 {
+		t.Fatalf("run 1: actions %+v, reported %+v", r.rep.Actions, r.st.Reported)
+	}
+
+	// a.go's package no longer type-checks: its Printf finding is hidden;
+	// sub's is fixed.
+	lintWrite(t, dir, "b.go", "package m\n\n// H uses what is not imported.\nfunc H() { strings.ToUpper(\"x\") }\n")
+	lintWrite(t, dir, "sub/c.go", "package sub\n")
+	r = lintTestRun(t, dir, nil)
+	if len(r.rep.Resolved) != 1 || !strings.Contains(r.rep.Resolved[0].Title, "in sub/c.go") {
+		t.Fatalf("run 2 resolved %+v, want only sub/c.go's action\n%s", r.rep.Resolved, r.rawRp)
+	}
+
+	// It builds again and the Printf finding is fixed too.
+	if err := os.Remove(filepath.Join(dir, "b.go")); err != nil {
+		t.Fatal(err)
+	}
+	lintWrite(t, dir, "a.go", lintCleanGo)
+	r = lintTestRun(t, dir, nil)
+	var titles []string
+	for _, x := range r.rep.Resolved {
+		titles = append(titles, x.Title)
+	}
+	if len(titles) != 2 || !strings.Contains(strings.Join(titles, "\n"), "Fix 1 go vet finding in a.go: fmt.Printf format %d has arg s of wrong type string") {
+		t.Fatalf("run 3 resolved %q, want a.go's and b.go's actions", titles)
+	}
+	if len(r.st.Reported) != 0 {
+		t.Fatalf("run 3 still remembers %+v", r.st.Reported)
 	}
 }

@@ -22,8 +22,10 @@ func register(name string, e act.Executor, c ...contract.Contract) {
 		panic("skills: built-in " + name + " registered twice")
 	}
 	builtins[name] = e
+	w, ok := e.(act.WiredOnly)
+	wired := ok && w.WiredOnly()
 	for _, k := range c {
-		contract.RegisterBuiltin(name, k)
+		contract.RegisterBuiltin(name, k, !wired)
 	}
 }
 

@@ -72,6 +72,10 @@ type testsOutcome struct {
 	duration  time.Duration
 	firstRun  bool
 	prevState string
+	// reported are the failing tests whose actions were reported and not
+	// yet resolved; resolved those this run resolves (see track).
+	reported []string
+	resolved []string
 }
 
 // Execute runs the test suite and records what it found. A suite that
@@ -149,6 +153,7 @@ func (Tests) Execute(ctx context.Context, r act.Request) act.Response {
 		}
 	}
 	o.compare(prev, r.ProjectDir)
+	o.track(prev)
 	stateDoc := o.stateFile(r.Now, cfg.TestCommand)
 	report := o.report()
 
@@ -291,6 +296,74 @@ func (o *testsOutcome) compare(prev map[string]json.RawMessage, root string) {
 	}
 }
 
+// track follows the actions reported for failing tests until the tests
+// pass: the previous state file's "reported" names (its "failing" when it
+// has none, as an older file), plus this run's new failures that became
+// actions. A name no longer failing is resolved — unless this run may
+// hide a failing test (testsHidden): a package that does not build does
+// not fail its tests, it skips them.
+func (o *testsOutcome) track(prev map[string]json.RawMessage) {
+	var before []string
+	if prev != nil {
+		key := "reported"
+		if _, ok := prev[key]; !ok {
+			key = "failing"
+		}
+		if json.Unmarshal(prev[key], &before) != nil {
+			before = nil
+		}
+	}
+	// The file is the project's to edit: only as many names as this
+	// skill writes are taken from it.
+	if len(before) > testsMaxNames {
+		before = before[:testsMaxNames]
+	}
+	hidden := o.testsHidden()
+	for _, n := range before {
+		n = cleanName(n)
+		switch {
+		case n == "" || slices.Contains(o.reported, n) || slices.Contains(o.resolved, n):
+			// Nothing to follow, or already followed.
+		case hidden || slices.Contains(o.failing, n):
+			o.reported = append(o.reported, n)
+		default:
+			o.resolved = append(o.resolved, n)
+		}
+	}
+	for i, n := range o.newFails {
+		if i == testsMaxActions {
+			break
+		}
+		if !slices.Contains(o.reported, n) {
+			o.reported = append(o.reported, n)
+		}
+	}
+	if n := len(o.reported); n > testsMaxNames {
+		o.reported = o.reported[n-testsMaxNames:]
+	}
+}
+
+// testsHidden says whether a test that still fails may be missing from
+// this run's failures: the suite did not finish, it counted failures it
+// did not name, or a failure is not a test's — a Go package that did not
+// build or failed outside a test, a pytest file that could not be
+// collected, the whole command — after which the tests behind it did not
+// run.
+func (o *testsOutcome) testsHidden() bool {
+	if o.runErr != "" || o.run.Failed > len(o.failing) {
+		return true
+	}
+	goTest := slices.Contains(o.run.Runners, "go test") || slices.Contains(o.run.Runners, "go test -json")
+	pytest := slices.Contains(o.run.Runners, "pytest")
+	for _, f := range o.run.Failures {
+		if strings.HasSuffix(f.Name, "[build failed]") || strings.HasSuffix(f.Name, "[setup failed]") ||
+			(goTest && f.Pkg == "") || (pytest && !strings.Contains(f.Name, "::")) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(o.failing, func(n string) bool { return strings.HasPrefix(n, "test_command (exit status ") })
+}
+
 // coverageDrop is how many points coverage fell since the previous run
 // that measured it (0 when it rose or was not measured).
 func (o *testsOutcome) coverageDrop() float64 {
@@ -347,6 +420,7 @@ func (o *testsOutcome) stateFile(now time.Time, command string) map[string]any {
 		"new_failures":     len(o.newFails),
 		"new_failing":      capNames(o.newFails),
 		"fixed":            capNames(o.fixed),
+		"reported":         capNames(o.reported),
 		"coverage_drop":    o.coverageDrop(),
 		"duration_seconds": round1(o.duration.Seconds()),
 		"alerts":           nonNil(o.alerts()),
@@ -387,23 +461,34 @@ func (o *testsOutcome) stateFile(now time.Time, command string) map[string]any {
 	return doc
 }
 
+// testsActionTitle is the title of the action for a failing test. It
+// depends on the test's name only, so the run that sees the test pass
+// again names the same action in the report's "resolved".
+func testsActionTitle(name string) string { return "Fix the failing test " + name }
+
 // report is the skill's report: had_output when something changed since
-// the previous run, one action per new failure, the alerts, the summary.
+// the previous run, one action per new failure, the actions of the tests
+// that pass again as resolved, the alerts, the summary.
 func (o *testsOutcome) report() act.Report {
 	moved := o.coverage != nil && o.prevCov != nil && math.Abs(o.covDelta) >= coverageEpsilon
-	had := o.firstRun || len(o.newFails) > 0 || len(o.fixed) > 0 || moved || o.status != o.prevState
+	had := o.firstRun || len(o.newFails) > 0 || len(o.fixed) > 0 || len(o.resolved) > 0 || moved || o.status != o.prevState
 	var actions []act.ReportAction
 	for i, n := range o.newFails {
 		if i == testsMaxActions {
 			break
 		}
 		actions = append(actions, act.ReportAction{
-			Title: "Fix the failing test " + n,
+			Title: testsActionTitle(n),
 			// A newly failing test blocks every change that runs the
 			// suite: wide reach, high impact, and the runner says where.
 			Reach: 3, Impact: 2, Confidence: 0.9, Effort: 1,
 			RelatedFiles: o.files[n],
 		})
+	}
+	// A fixed test's action, if it is still pending, no longer applies.
+	var resolved []act.ResolvedAction
+	for _, n := range o.resolved {
+		resolved = append(resolved, act.ResolvedAction{Title: testsActionTitle(n), Reason: "no longer failing: " + n})
 	}
 	var alerts []json.RawMessage
 	for _, a := range o.alerts() {
@@ -423,7 +508,7 @@ func (o *testsOutcome) report() act.Report {
 		b, _ := json.Marshal(v)
 		rv[k] = b
 	}
-	return act.Report{HadOutput: &had, Summary: o.summary(), Actions: actions, Alerts: alerts,
+	return act.Report{HadOutput: &had, Summary: o.summary(), Actions: actions, Resolved: resolved, Alerts: alerts,
 		TestStatus: o.status, CostUSD: &zero, Vars: rv}
 }
 

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/act"
+	"github.com/ooda-loop/ooda/internal/clock"
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/engine"
 )
 
 var testsNow = time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)
@@ -472,5 +474,128 @@ func TestTestsStateFileStaysInTheProject(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "test_coverage.json")); err == nil {
 		t.Errorf("the state file was written outside the project")
+	}
+}
+
+// Two Go tests fail, each becomes a pending action; one is fixed, and the
+// next cycle's report names its action in "resolved", which the engine
+// completes, while the other test's action stays pending. A build error
+// hides the still-failing test without resolving it; it is an action of
+// its own, resolved with the rest once the package builds and passes.
+func TestTestsFixedTestResolvesItsAction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"config.json": `{
+  "domains": {"test_coverage": {"weight": 1, "primary_skill": "/tests", "fallback": true}},
+  "test_command": "go test ./...",
+  "test_timeout_seconds": 120,
+  "saturation": {"auto_halt": false},
+  "progressive_complexity": {"current_level": 2},
+  "safety": {"skill_allowlist": ["/tests"], "first_cycle_observe_only": false, "min_cycle_interval_minutes": 0}
+}`,
+		"go.mod":  "module example.com/calc\n\ngo 1.22\n",
+		"calc.go": "package calc\n\n// Add adds.\nfunc Add(a, b int) int { return a - b }\n\n// Sub subtracts.\nfunc Sub(a, b int) int { return a + b }\n",
+		"calc_test.go": `package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if Add(2, 2) != 4 {
+		t.Error("Add(2, 2) != 4")
+	}
+}
+
+func TestSub(t *testing.T) {
+	if Sub(2, 2) != 0 {
+		t.Error("Sub(2, 2) != 0")
+	}
+}
+`,
+	})
+	cycle := func(n int) string {
+		t.Helper()
+		var out bytes.Buffer
+		if _, err := engine.RunCycle(context.Background(), engine.Options{Project: dir, Clock: clock.NewFixed(testsNow.Add(time.Duration(n) * time.Hour)), Registry: Registry(), Out: &out}); err != nil {
+			t.Fatalf("cycle %d: %v\n%s", n, err, out.String())
+		}
+		return out.String()
+	}
+	type queue struct {
+		Pending []struct {
+			ID, Title string
+		} `json:"pending"`
+		Completed []struct {
+			ID, Title, Status, Resolution string
+			StatusHistory                 []struct{ Reason string } `json:"status_history"`
+		} `json:"completed"`
+	}
+	read := func() (queue, string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "agent/state/evolve/action_queue.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var q queue
+		if err := json.Unmarshal(b, &q); err != nil {
+			t.Fatal(err)
+		}
+		return q, string(b)
+	}
+	ids := func(q queue) map[string]string {
+		m := map[string]string{}
+		for _, p := range q.Pending {
+			m[p.Title] = p.ID
+		}
+		return m
+	}
+
+	out := cycle(1)
+	q, raw := read()
+	pending := ids(q)
+	addID, subID := pending["Fix the failing test TestAdd"], pending["Fix the failing test TestSub"]
+	if len(q.Pending) != 2 || addID == "" || subID == "" {
+		t.Fatalf("cycle 1 queue:\n%s\n%s", raw, out)
+	}
+
+	// TestAdd fixed, TestSub still failing.
+	writeFiles(t, dir, map[string]string{"calc.go": "package calc\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n\n// Sub subtracts.\nfunc Sub(a, b int) int { return a + b }\n"})
+	out = cycle(2)
+	if !strings.Contains(out, "[Reflect] Actions: 1 resolved ("+addID+").") {
+		t.Fatalf("cycle 2 does not resolve %s:\n%s", addID, out)
+	}
+	q, raw = read()
+	if len(q.Pending) != 1 || q.Pending[0].ID != subID || len(q.Completed) != 1 {
+		t.Fatalf("cycle 2 queue:\n%s", raw)
+	}
+	if c := q.Completed[0]; c.ID != addID || c.Status != "completed" || c.Resolution != "no_longer_relevant" ||
+		len(c.StatusHistory) != 1 || !strings.HasSuffix(c.StatusHistory[0].Reason, "in cycle 2: no longer failing: TestAdd") {
+		t.Fatalf("completed item %+v", c)
+	}
+
+	// A build error, then the package builds and every test passes.
+	writeFiles(t, dir, map[string]string{"calc.go": "package calc\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n\n// Sub subtracts.\nfunc Sub(a, b int) int { return a - b + undefinedName }\n"})
+	cycle(3)
+	q, raw = read()
+	var buildID string
+	for title, id := range ids(q) {
+		if strings.HasPrefix(title, "Fix the failing test ") && id != subID {
+			buildID = id
+		}
+	}
+	if buildID == "" {
+		t.Fatalf("cycle 3: the build error is no action:\n%s", raw)
+	}
+	// TestSub did not run, so it is not fixed: its action stays.
+	if ids(q)["Fix the failing test TestSub"] != subID || len(q.Completed) != 1 {
+		t.Fatalf("cycle 3: a package that does not build resolved its tests' actions:\n%s", raw)
+	}
+	writeFiles(t, dir, map[string]string{"calc.go": "package calc\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n\n// Sub subtracts.\nfunc Sub(a, b int) int { return a - b }\n"})
+	out = cycle(4)
+	q, raw = read()
+	if len(q.Pending) != 0 || len(q.Completed) != 3 || !strings.Contains(out, "[Reflect] Actions: 2 resolved") {
+		t.Fatalf("cycle 4: every action should be resolved:\n%s\n%s", raw, out)
 	}
 }
