@@ -10,12 +10,12 @@ import (
 
 // Step 7's "recalled lesson" LEARN line names a lesson that informed the
 // cycle: 2-F recalls lessons for every candidate, and the decision-log
-// entry keeps only the winner's. Without that filter the demo's cycle 6
-// (backlog) would claim a service_health lesson.
+// entry keeps only the winner's. Without that filter the quickstart demo's
+// cycle 6 (backlog) would claim a service_health lesson.
 func TestStep7_LessonsRecalledAreTheWinners(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	var out, errb strings.Builder
-	if code := Main([]string{"demo", "--dir", dir, "--cycles", "9"}, strings.NewReader(""), &out, &errb); code != 0 {
+	if code := Main([]string{"demo", "--example", "quickstart", "--dir", dir, "--cycles", "9"}, strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	var st struct {

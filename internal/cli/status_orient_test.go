@@ -15,7 +15,7 @@ func orientDemo(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "demo")
 	var out, errb bytes.Buffer
-	if code := Main([]string{"demo", "--dir", dir}, strings.NewReader(""), &out, &errb); code != 0 {
+	if code := Main([]string{"demo", "--example", "quickstart", "--dir", dir}, strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	if code, stdout, stderr := run(t, dir, "cycle", "--now", "2026-01-06T09:00:00Z"); code != 0 {
