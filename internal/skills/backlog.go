@@ -180,22 +180,10 @@ func (b Backlog) Execute(ctx context.Context, r act.Request) act.Response {
 		backlogLogf(r.Output, "backlog: %s\n", msg)
 		return done()
 	}
-	cfg := r.Config
-	if cfg == nil {
-		cfg = config.Default()
-	}
-	now := r.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	if r.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
-		defer cancel()
-	}
-	store := state.New(r.ProjectDir)
-	store.MaxRead = cfg.Safety.MaxReadBytes()
-	statePath, reportPath := r.Env["OODA_STATE_FILE"], r.Env["OODA_REPORT"]
+	e := newBuiltinEnv(r)
+	cfg, now, store, statePath, reportPath := e.cfg, e.now, e.store, e.statePath, e.reportPath
+	ctx, cancel := withRequestTimeout(ctx, r)
+	defer cancel()
 
 	f, err := forge.Select(ctx, cfg, r.ProjectDir)
 	if err != nil {

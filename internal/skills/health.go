@@ -61,17 +61,8 @@ func (h Health) Execute(ctx context.Context, r act.Request) act.Response {
 		healthLogf(r.Output, "health: %s\n", msg)
 		return done()
 	}
-	cfg := r.Config
-	if cfg == nil {
-		cfg = config.Default()
-	}
-	now := r.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	statePath, reportPath := r.Env["OODA_STATE_FILE"], r.Env["OODA_REPORT"]
-	store := state.New(r.ProjectDir)
-	store.MaxRead = cfg.Safety.MaxReadBytes()
+	e := newBuiltinEnv(r)
+	cfg, now, store, statePath, reportPath := e.cfg, e.now, e.store, e.statePath, e.reportPath
 
 	if len(cfg.HealthEndpoints) == 0 {
 		f := false

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/act"
+	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/contract"
+	"github.com/ooda-loop/ooda/internal/state"
 )
 
 // builtins are the built-in skills by name; each skill's file adds its
@@ -58,4 +60,38 @@ func (Noop) Describe() string { return "builtin noop" }
 func (Noop) Execute(_ context.Context, _ act.Request) act.Response {
 	start := time.Now()
 	return act.Response{OK: true, Executor: "builtin noop", Elapsed: time.Since(start)}
+}
+
+// builtinEnv is what a built-in starts from: the configuration (its
+// defaults when the request carries none), its instant (the cycle's, else
+// the clock's), a store bounded by safety.max_read_mib, and the paths the
+// engine gave for the domain state file and the report.
+type builtinEnv struct {
+	cfg                   *config.Config
+	now                   time.Time
+	store                 *state.Store
+	statePath, reportPath string
+}
+
+func newBuiltinEnv(r act.Request) builtinEnv {
+	cfg := r.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	now := r.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	store := state.New(r.ProjectDir)
+	store.MaxRead = cfg.Safety.MaxReadBytes()
+	return builtinEnv{cfg: cfg, now: now, store: store, statePath: r.Env["OODA_STATE_FILE"], reportPath: r.Env["OODA_REPORT"]}
+}
+
+// withRequestTimeout bounds ctx by the request's default timeout, when it
+// has one.
+func withRequestTimeout(ctx context.Context, r act.Request) (context.Context, context.CancelFunc) {
+	if r.Timeout > 0 {
+		return context.WithTimeout(ctx, r.Timeout)
+	}
+	return ctx, func() {}
 }
