@@ -218,8 +218,10 @@ func ExtractActions(q state.ActionQueue, actions []act.ReportAction, in ExtractI
 	for _, list := range [][]state.Action{out.Pending, out.InProgress, out.Completed} {
 		for _, a := range list {
 			used[a.ID] = true
-			// A legacy item without a title says nothing an action could repeat.
-			if strings.TrimSpace(a.Title) != "" {
+			// A legacy item without a title says nothing an action could
+			// repeat; one its skill resolved (the finding was fixed) must
+			// not swallow the same finding when it comes back.
+			if strings.TrimSpace(a.Title) != "" && !resolvedByItsSkill(a) {
 				queued = append(queued, dedupEntry{a.ID, actionTitleTokens(a.Title)})
 			}
 		}

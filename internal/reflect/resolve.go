@@ -257,3 +257,13 @@ func appendStatusHistory(a *state.Action, status, at, reason string) string {
 	a.Extra[actionStatusHistoryKey] = b
 	return ""
 }
+
+// resolvedByItsSkill reports whether a is a completed item its skill
+// resolved (ResolveActions): "resolution": "no_longer_relevant".
+func resolvedByItsSkill(a state.Action) bool {
+	if a.Status != "completed" {
+		return false
+	}
+	var r string
+	return json.Unmarshal(a.Extra["resolution"], &r) == nil && r == resolutionNoLongerRelevant
+}

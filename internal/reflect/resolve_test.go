@@ -217,3 +217,21 @@ func TestResolveTwiceNamedOnce(t *testing.T) {
 		t.Fatalf("completed %v, result %+v", aqIDs(out.Completed), res)
 	}
 }
+
+// A finding its skill resolved that comes back is new work again: the
+// resolved item is not a duplicate of it, while an item completed any
+// other way (its PR merged) still is.
+func TestResolvedItemDoesNotSwallowTheFindingWhenItReturns(t *testing.T) {
+	resolved := state.Action{ID: "A-1-1", Title: "Fix the failing test TestParse", Status: "completed",
+		Extra: state.Extra{"resolution": []byte(`"no_longer_relevant"`)}}
+	merged := state.Action{ID: "A-1-2", Title: "Fix the failing test TestFlags", Status: "merged"}
+	q := state.ActionQueue{Completed: []state.Action{resolved, merged}}
+	report := []act.ReportAction{
+		{Title: "Fix the failing test TestParse", Reach: 1, Impact: 1, Confidence: 1, Effort: 1},
+		{Title: "Fix the failing test TestFlags", Reach: 1, Impact: 1, Confidence: 1, Effort: 1},
+	}
+	out, _ := ExtractActions(q, report, ExtractInput{Cycle: 9, Domain: "tests", Skill: "/tests", Now: aqNow})
+	if len(out.Pending) != 1 || out.Pending[0].Title != "Fix the failing test TestParse" {
+		t.Fatalf("pending after the finding came back: %+v", out.Pending)
+	}
+}
