@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ooda-loop/ooda/internal/config"
 )
 
 // lintTool is one linter or formatter the lint skill runs.
@@ -177,11 +179,9 @@ func lintESLintConfigured(dir string) bool {
 			return true
 		}
 	}
-	fi, err := os.Stat(filepath.Join(dir, "package.json"))
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-		return false
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	// Read as every project file is: inside the project (no symlink out
+	// of it), a regular file (a named pipe cannot hang the run), bounded.
+	b, err := config.ReadProjectFile(dir, filepath.Join(dir, "package.json"), 1<<20)
 	return err == nil && bytes.Contains(b, []byte(`"eslintConfig"`))
 }
 
