@@ -400,40 +400,30 @@ func keyField(k []byte) byte {
 // hold. The keys cycle and annotate are no field's and are passed over.
 func decodeMember(l *CycleLogLine, seen *int, field byte, val []byte, kind byte, in *interner) bool {
 	m := flatValue{val, kind}
-	var bit int
+	bit := 1 << field
 	ok := false
 	switch field {
 	case kCycleID:
-		bit = 1 << kCycleID
 		if ok = kind == 'z'; !ok {
 			l.CycleID, ok = m.int()
 		}
 	case kTimestamp:
-		bit = 1 << kTimestamp
 		l.Timestamp, ok = m.string(nil)
 	case kDomain:
-		bit = 1 << kDomain
 		l.Domain, ok = m.string(in)
 	case kSkill:
-		bit = 1 << kSkill
 		l.Skill, ok = m.string(in)
 	case kScore:
-		bit = 1 << kScore
 		l.Score, ok = m.floatPtr()
 	case kConfidence:
-		bit = 1 << kConfidence
 		l.Confidence, ok = m.floatPtr()
 	case kResult:
-		bit = 1 << kResult
 		l.Result, ok = m.string(in)
 	case kResultType:
-		bit = 1 << kResultType
 		l.ResultType, ok = m.string(in)
 	case kQualityMult:
-		bit = 1 << kQualityMult
 		l.QualityMult, ok = m.float()
 	case kPRNumber:
-		bit = 1 << kPRNumber
 		l.PRNumber = nil
 		if ok = kind == 'z'; !ok {
 			var n int
@@ -442,21 +432,16 @@ func decodeMember(l *CycleLogLine, seen *int, field byte, val []byte, kind byte,
 			}
 		}
 	case kHadOutput:
-		bit = 1 << kHadOutput
 		l.HadOutput, ok = m.bool()
 	case kCostUSD:
-		bit = 1 << kCostUSD
 		l.CostUSD, ok = m.float()
 	case kSaturation:
-		bit = 1 << kSaturation
 		if ok = kind == 'z'; !ok {
 			l.Saturation, ok = m.int()
 		}
 	case kOnMission:
-		bit = 1 << kOnMission
 		l.OnMission, ok = m.bool()
 	case kArtifactScore:
-		bit = 1 << kArtifactScore
 		l.ArtifactScore, ok = m.floatPtr()
 	case kUpper:
 		return false
