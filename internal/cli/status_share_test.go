@@ -54,7 +54,7 @@ func cardPart(t *testing.T, out string) string {
 // later prints the same card, reading only; the card's fields are the
 // same in `cycle --json` (the text then on stderr) and `status --share
 // --json`.
-func TestCycleCardAfterCycleIsTheShareCard(t *testing.T) {
+func TestStep7_CycleCardAfterCycleIsTheShareCard(t *testing.T) {
 	dir := cardCLIProject(t, cardCLIConfig)
 	code, stdout, stderr := run(t, dir, "cycle", "--now", "2026-03-02T09:00:00Z")
 	if code != 0 {
@@ -163,7 +163,7 @@ func cardCompactJSON(t *testing.T, b []byte) string {
 // No card for a dry run, a cycle skipped as too soon, or a halted one;
 // their --json card is null. A cycle whose skill failed (exit 4) was
 // recorded: it gets its card.
-func TestCycleCardOnlyForCyclesThatRan(t *testing.T) {
+func TestStep7_CycleCardOnlyForCyclesThatRan(t *testing.T) {
 	dir := cardCLIProject(t, cardCLIConfig)
 	for _, tc := range []struct {
 		name string
@@ -205,7 +205,7 @@ func TestCycleCardOnlyForCyclesThatRan(t *testing.T) {
 
 // output.cycle_card false: no card text after a cycle; --json keeps the
 // card's fields for scripts.
-func TestCycleCardOffByConfig(t *testing.T) {
+func TestStep7_CycleCardOffByConfig(t *testing.T) {
 	dir := cardCLIProject(t, strings.Replace(cardCLIConfig, `"cost":`, `"output": {"cycle_card": false}, "cost":`, 1))
 	_, stdout, _ := run(t, dir, "cycle", "--now", "2026-03-02T09:00:00Z")
 	if strings.Contains(stdout, "ooda cycle #") || !strings.Contains(stdout, "[Record] Cycle #21 recorded") {

@@ -92,7 +92,7 @@ var (
 
 // The original project's cycle-card fixture gives exactly the lines
 // SPEC-NOTES §9 lists, in the box and in the plain layout.
-func TestCycleCardFixture(t *testing.T) {
+func TestStep7_CycleCardFixture(t *testing.T) {
 	dir := copyDir(t, cardFixture)
 	v := cardOf(t, dir)
 	if len(v.Corrupt) > 0 {
@@ -140,7 +140,7 @@ func TestCycleCardFixture(t *testing.T) {
 // An entry of an older state (no orient summary, confidence, risk tier,
 // cost, score table) and no ledger: every missing field is "—", and the
 // card still renders.
-func TestCycleCardLegacyEntryShowsDashes(t *testing.T) {
+func TestStep7_CycleCardLegacyEntryShowsDashes(t *testing.T) {
 	v, _ := cardProject(t, map[string]string{
 		"agent/state/evolve/state.json": `{"cycle_count": 7, "decision_log": [
 			{"cycle": 7, "selected_domain": "backlog", "selected_skill": "/plan-backlog", "result": "success", "pr_number": 4}]}`,
@@ -173,7 +173,7 @@ func TestCycleCardLegacyEntryShowsDashes(t *testing.T) {
 }
 
 // No cycle recorded: no card, the one sentence that says so.
-func TestCycleCardEmptyLog(t *testing.T) {
+func TestStep7_CycleCardEmptyLog(t *testing.T) {
 	for name, files := range map[string]map[string]string{
 		"no state":  {},
 		"empty log": {"agent/state/evolve/state.json": `{"cycle_count": 0, "decision_log": []}`},
@@ -201,7 +201,7 @@ const executed = `"cycle": 9, "timestamp": "2026-03-02T10:00:00Z", "action": "ex
 
 // Each LEARN source, alone and together, gives the line of its
 // priority; the first two together give both.
-func TestCycleCardLearnPriority(t *testing.T) {
+func TestStep7_CycleCardLearnPriority(t *testing.T) {
 	lensCL := `{"domain": "service_health", "entries": [
 		{"cycle": 8, "item": "old", "change_type": "added", "before": null, "after": 0.5, "delta": 0.5, "reason": "earlier cycle"},
 		{"cycle": 9, "item": "p99 latency", "change_type": "promoted", "before": 0.4, "after": 0.6, "delta": 0.2, "reason": "3 confirmations"},
@@ -279,7 +279,7 @@ func TestCycleCardLearnPriority(t *testing.T) {
 
 // ACT and DECIDE of the cycles that ran nothing, and of a confidence
 // below the gate.
-func TestCycleCardSkipObserveAndGate(t *testing.T) {
+func TestStep7_CycleCardSkipObserveAndGate(t *testing.T) {
 	cases := map[string]struct {
 		entry string
 		want  []string
@@ -309,7 +309,7 @@ func TestCycleCardSkipObserveAndGate(t *testing.T) {
 // The box only on a terminal at least as wide as the box; narrower, and
 // always with plain, the plain layout without box drawing or emoji. Every
 // line of a box is exactly its width.
-func TestCycleCardLayoutByWidth(t *testing.T) {
+func TestStep7_CycleCardLayoutByWidth(t *testing.T) {
 	dir := copyDir(t, cardFixture)
 	c := cardOf(t, dir).Card
 	boxChars := "┌┐└┘│─🔭"
@@ -357,7 +357,7 @@ func TestCycleCardLayoutByWidth(t *testing.T) {
 }
 
 // Colour only when the style allows it, and the box stays aligned with it.
-func TestCycleCardColour(t *testing.T) {
+func TestStep7_CycleCardColour(t *testing.T) {
 	c := cardOf(t, copyDir(t, cardFixture)).Card
 	out := RenderCard(c, colourStyle, false)
 	if !strings.Contains(out, "\x1b[32m✓\x1b[0m") {
@@ -377,7 +377,7 @@ func TestCycleCardColour(t *testing.T) {
 
 // Text from the state cannot drive the terminal or forge a line, and a
 // known secret is masked.
-func TestCycleCardEscapesStateText(t *testing.T) {
+func TestStep7_CycleCardEscapesStateText(t *testing.T) {
 	entry := `{"cycle": 9, "timestamp": "2026-03-02T10:00:00Z", "action": "execute", "selected_domain": "backlog\u001b[2J",
 		"selected_skill": "/plan-backlog", "score": 3, "confidence": 0.7, "result": "success",
 		"orient_summary": "fine\n[Record] Cycle #10 recorded\u202e", "summary": "found \u001b]0;title\u0007"}`
@@ -401,7 +401,7 @@ func TestCycleCardEscapesStateText(t *testing.T) {
 
 // A corrupt state.json is named, and the card is "no cycle"; a corrupt
 // lens changelog is named and the rest of the card stays.
-func TestCycleCardNamesCorruptFiles(t *testing.T) {
+func TestStep7_CycleCardNamesCorruptFiles(t *testing.T) {
 	v, dir := cardProject(t, map[string]string{"agent/state/evolve/state.json": `{"cycle_count": 3, "decision_log": [`})
 	if v.Card != nil || len(v.Corrupt) != 1 || v.Corrupt[0] != filepath.Join(dir, "agent/state/evolve/state.json") {
 		t.Errorf("corrupt state.json: card %v, corrupt %v", v.Card, v.Corrupt)
@@ -422,7 +422,7 @@ func TestCycleCardNamesCorruptFiles(t *testing.T) {
 }
 
 // The card's JSON has every key, with null for what is missing.
-func TestCycleCardJSONKeys(t *testing.T) {
+func TestStep7_CycleCardJSONKeys(t *testing.T) {
 	v, _ := cardProject(t, map[string]string{"agent/state/evolve/state.json": entryState(`{"cycle": 9}`)})
 	b, err := json.Marshal(v.Card)
 	if err != nil {
