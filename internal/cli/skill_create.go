@@ -189,12 +189,20 @@ func writeSkillFiles(root, key string) ([]string, error) {
 	} else if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("skill create: scaffolded contract: %w", err)
 	}
-	dir := filepath.Join(root, "skills", key)
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	// Everything is created through the project's root: a skills
+	// directory that is (or becomes) a symlink out of the project is
+	// refused, never followed.
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("skill create: %w", err)
+	}
+	defer r.Close()
+	dir := filepath.Join("skills", key)
+	if err := r.MkdirAll("skills", 0o755); err != nil {
 		return nil, fmt.Errorf("skill create: %w", err)
 	}
 	// Mkdir, not MkdirAll: a directory created meanwhile is refused.
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := r.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("skill create: %w", err)
 	}
 	files := []struct {
@@ -208,7 +216,7 @@ func writeSkillFiles(root, key string) ([]string, error) {
 	var out []string
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
-		fh, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.perm)
+		fh, err := r.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.perm)
 		if err != nil {
 			return out, fmt.Errorf("skill create: %w", err)
 		}
@@ -217,10 +225,10 @@ func writeSkillFiles(root, key string) ([]string, error) {
 			werr = cerr
 		}
 		if werr != nil {
-			return out, fmt.Errorf("skill create: %s: %w", p, werr)
+			return out, fmt.Errorf("skill create: %s: %w", filepath.Join(root, p), werr)
 		}
 		// The umask may have taken the execute bit the script needs.
-		if err := os.Chmod(p, f.perm); err != nil {
+		if err := r.Chmod(p, f.perm); err != nil {
 			return out, fmt.Errorf("skill create: %w", err)
 		}
 		out = append(out, filepath.ToSlash(filepath.Join("skills", key, f.name)))
