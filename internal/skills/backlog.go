@@ -575,10 +575,6 @@ func backlogSkipNote(is backlogIssue) string {
 	return ", not proposed: " + is.Skipped
 }
 
-// backlogANSI matches terminal escape sequences (CSI, OSC and two-byte
-// ones), removed from outside text before its other control characters.
-var backlogANSI = regexp.MustCompile("\x1b\\[[0-?]*[ -/]*[@-~]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)|\x1b[@-Z\\\\-_]")
-
 // backlogClean makes text from the forge fit for a title: valid UTF-8,
 // without escape sequences or characters that could control a terminal
 // or fake a line (each a space), white space collapsed, secrets masked,
@@ -589,7 +585,7 @@ func backlogClean(s string, max int) string {
 		s = s[:16*max]
 	}
 	s = strings.ToValidUTF8(s, "")
-	s = backlogANSI.ReplaceAllString(s, " ")
+	s = ansiRE.ReplaceAllString(s, " ")
 	s = strings.Map(func(c rune) rune {
 		if safetext.Unsafe(c) || unicode.IsSpace(c) {
 			return ' '

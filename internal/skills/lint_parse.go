@@ -48,18 +48,13 @@ func lintNew(tool, projectDir, file string, line, col int, message string) lintF
 	return f
 }
 
-// lintANSI matches the escape sequences a tool may color its output with:
-// CSI sequences (colors, cursor moves), OSC sequences (hyperlinks, window
-// titles) ended by BEL or ST, and lone two-character escapes.
-var lintANSI = regexp.MustCompile("\x1b\\[[0-?]*[ -/]*[@-~]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)|\x1b[@-Z\\\\-_]")
-
 // lintStripANSI removes terminal escape sequences; any other control
 // character is left for safetext to escape.
 func lintStripANSI(b []byte) []byte {
 	if bytes.IndexByte(b, 0x1b) < 0 {
 		return b
 	}
-	return lintANSI.ReplaceAll(b, nil)
+	return ansiRE.ReplaceAll(b, nil)
 }
 
 // lintCleanMessage is a message fit for a state file, a title and a

@@ -51,9 +51,10 @@ func (r *testRun) addFailure(f testFailure) {
 	r.Failures = append(r.Failures, f)
 }
 
-// ansiRE matches the terminal control sequences runners print for colour
+// ansiRE matches the terminal control sequences tools print for colour
 // and cursor movement: CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \) and
-// the two-byte escapes.
+// the two-byte escapes. Every built-in strips them with it before it
+// parses or keeps what a tool or a forge said.
 var ansiRE = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]`)
 
 // cleanOutput strips control sequences and carriage-return redraws from a
