@@ -110,22 +110,15 @@ type devRun struct {
 // Execute runs the implementation pipeline once (docs/builtin-dev-cycle.md).
 func (d DevCycle) Execute(ctx context.Context, r act.Request) act.Response {
 	start := time.Now()
-	cfg := r.Config
-	if cfg == nil {
-		cfg = config.Default()
-	}
-	run := &devRun{r: r, cfg: cfg, log: r.Output, runner: r.Runner}
+	e := newBuiltinEnv(r)
+	run := &devRun{r: r, cfg: e.cfg, log: r.Output, runner: r.Runner, store: e.store}
+	run.r.Now = e.now
 	if run.log == nil {
 		run.log = io.Discard
 	}
 	if run.runner == nil {
 		run.runner = proc.Exec{}
 	}
-	if r.Now.IsZero() {
-		run.r.Now = time.Now()
-	}
-	run.store = state.New(r.ProjectDir)
-	run.store.MaxRead = cfg.Safety.MaxReadBytes()
 	run.resp = act.Response{OK: true, Executor: d.Describe()}
 	run.pipeline(ctx)
 	run.finish()

@@ -130,11 +130,8 @@ type lintRun struct {
 func (l Lint) Execute(ctx context.Context, r act.Request) act.Response {
 	start := time.Now()
 	resp := act.Response{OK: true, Executor: l.Describe()}
-	store := state.New(r.ProjectDir)
-	if r.Config != nil {
-		store.MaxRead = r.Config.Safety.MaxReadBytes()
-	}
-	statePath, reportPath := r.Env["OODA_STATE_FILE"], r.Env["OODA_REPORT"]
+	e := newBuiltinEnv(r)
+	store, statePath, reportPath := e.store, e.statePath, e.reportPath
 	prev, prevByTool, prevReported := lintReadPrevious(store, statePath, r.Output)
 
 	tools, skips := lintDetect(r.ProjectDir)
@@ -169,10 +166,7 @@ func (l Lint) Execute(ctx context.Context, r act.Request) act.Response {
 	}
 
 	st, rep := lintEvaluate(runs, skips, prev, prevByTool, prevReported)
-	st.LastRun = state.FormatTime(r.Now)
-	if r.Now.IsZero() {
-		st.LastRun = state.FormatTime(time.Now())
-	}
+	st.LastRun = state.FormatTime(e.now)
 	lintLogf(r.Output, "lint: %s\n", rep.Summary)
 	if statePath != "" {
 		if err := lintWriteJSON(store, statePath, st); err != nil {
