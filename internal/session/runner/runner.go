@@ -429,14 +429,9 @@ func (r *run) tick(ctx context.Context, n int, at time.Time) (ended bool, nextAc
 	case v.Ends(r.o.UntilDone):
 		return true, time.Time{}, r.finish(v.StopReason, v.Reason)
 	}
-	return false, r.nextAct(res, at), r.save()
-}
-
-// nextAct is the earliest instant the cycle after a recorded one may run
-// (the engine's: last_cycle plus safety.min_cycle_interval_minutes), so
-// that the session's next tick is not a too-soon skip.
-func (r *run) nextAct(res engine.Result, _ time.Time) time.Time {
-	return res.NextActAt
+	// The engine's NextActAt (last_cycle plus the minimum interval), so
+	// that the next tick is not a too-soon skip.
+	return false, res.NextActAt, r.save()
 }
 
 func (r *run) ofMax() string {
