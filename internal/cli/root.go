@@ -143,9 +143,7 @@ func (g *globals) store(cfg *config.Config) (*state.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := state.New(root)
-	st.MaxRead = cfg.Safety.MaxReadBytes()
-	return st, nil
+	return state.ForConfig(root, cfg), nil
 }
 
 // clock is the injected clock: --now, else OODA_NOW, else the real clock.

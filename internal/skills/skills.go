@@ -82,9 +82,7 @@ func newBuiltinEnv(r act.Request) builtinEnv {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	store := state.New(r.ProjectDir)
-	store.MaxRead = cfg.Safety.MaxReadBytes()
-	return builtinEnv{cfg: cfg, now: now, store: store, statePath: r.Env["OODA_STATE_FILE"], reportPath: r.Env["OODA_REPORT"]}
+	return builtinEnv{cfg: cfg, now: now, store: state.ForConfig(r.ProjectDir, cfg), statePath: r.Env["OODA_STATE_FILE"], reportPath: r.Env["OODA_REPORT"]}
 }
 
 // withRequestTimeout bounds ctx by the request's default timeout, when it

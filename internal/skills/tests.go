@@ -139,8 +139,7 @@ func (Tests) Execute(ctx context.Context, r act.Request) act.Response {
 		o.runErr = fmt.Sprintf("test_command %s could not run (exit status %d): %s", strconv.Quote(cfg.TestCommand), res.ExitCode, lastLine(lines))
 	}
 
-	st := state.New(r.ProjectDir)
-	st.MaxRead = cfg.Safety.MaxReadBytes()
+	st := state.ForConfig(r.ProjectDir, cfg)
 	stateFile := r.Env["OODA_STATE_FILE"]
 	var prev map[string]json.RawMessage
 	if stateFile != "" {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ooda-loop/ooda/internal/config"
 	"io"
 	"io/fs"
 	"os"
@@ -63,6 +64,18 @@ type Store struct {
 // New returns the store of the project at root.
 func New(root string) *Store {
 	return &Store{Root: root, EvolveDir: filepath.Join(root, "agent", "state", "evolve"), written: map[string]bool{}, recoveredCycle: -1}
+}
+
+// ForConfig is the store of the project at root, reading within the
+// configuration's safety.max_read_mib (the default limit for a nil
+// configuration): how every reader outside a cycle opens the state.
+func ForConfig(root string, cfg *config.Config) *Store {
+	s := New(root)
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	s.MaxRead = cfg.Safety.MaxReadBytes()
+	return s
 }
 
 // Path joins a path relative to the project root (an absolute path is

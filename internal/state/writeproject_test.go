@@ -1,6 +1,7 @@
 package state
 
 import (
+	"github.com/ooda-loop/ooda/internal/config"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,5 +29,18 @@ func TestStore_WriteProjectFileStaysInTheProject(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Errorf("files appeared outside the project: %v", entries)
+	}
+}
+
+// ForConfig bounds the store's reads by the configuration's
+// safety.max_read_mib, and by the default limit without one.
+func TestStore_ForConfigReadsWithinTheLimit(t *testing.T) {
+	cfg := config.Default()
+	cfg.Safety.MaxReadMiB = 1
+	if s := ForConfig(t.TempDir(), cfg); s.MaxRead != 1<<20 {
+		t.Errorf("MaxRead = %d, want 1 MiB", s.MaxRead)
+	}
+	if s := ForConfig(t.TempDir(), nil); s.MaxRead != config.Default().Safety.MaxReadBytes() || s.MaxRead <= 0 {
+		t.Errorf("nil configuration: MaxRead = %d", s.MaxRead)
 	}
 }

@@ -200,9 +200,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 }
 
 func (r *run) store() *state.Store {
-	st := state.New(r.root)
-	st.MaxRead = r.cfg.Safety.MaxReadBytes()
-	return st
+	return state.ForConfig(r.root, r.cfg)
 }
 
 func (r *run) printf(format string, a ...any) {
