@@ -3,9 +3,19 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/ooda-loop/ooda/internal/cli"
+	"github.com/ooda-loop/ooda/internal/perfstat"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	// OODA_CPUPROFILE, OODA_TRACE and OODA_STATS (docs/benchmarks.md)
+	// cover the whole process, so they start before anything else and end
+	// after the command returned.
+	stop := perfstat.Start(func(msg string) { fmt.Fprintf(os.Stderr, "[WARN] %s\n", msg) })
+	code := cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ooda-loop/ooda/internal/perfstat"
 )
 
 // Defaults applied to a zero Spec field.
@@ -170,6 +172,7 @@ func (e Exec) Run(ctx context.Context, s Spec) Result {
 		res.StartErr = err
 		return res
 	}
+	perfstat.Process()
 
 	env := s.Env
 	if env == nil {

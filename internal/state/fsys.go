@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/perfstat"
 	"github.com/ooda-loop/ooda/internal/secret"
 )
 
@@ -247,6 +248,7 @@ func writeAtomicIn(r *os.Root, name, display string, data []byte, perm os.FileMo
 		f.Close()
 		return fmt.Errorf("write %s: %w", display, err)
 	}
+	perfstat.FileSync()
 	if err = f.Sync(); err != nil {
 		f.Close()
 		return fmt.Errorf("sync %s: %w", display, err)
@@ -260,6 +262,7 @@ func writeAtomicIn(r *os.Root, name, display string, data []byte, perm os.FileMo
 	if err = r.Rename(tmp, name); err != nil {
 		return fmt.Errorf("rename %s: %w", display, fsErr("rename", display, err))
 	}
+	perfstat.DurableWrite()
 	return syncDirIn(r, dir, display)
 }
 
@@ -269,6 +272,7 @@ func syncDirIn(r *os.Root, dir, display string) error {
 		return fmt.Errorf("sync dir of %s: %w", display, fsErr("open", display, err))
 	}
 	defer d.Close()
+	perfstat.DirSync()
 	if err := d.Sync(); err != nil {
 		return fmt.Errorf("sync dir of %s: %w", display, err)
 	}
@@ -313,6 +317,8 @@ func appendIn(r *os.Root, name, display string, line []byte) error {
 		f.Close()
 		return fmt.Errorf("append %s: %w", display, err)
 	}
+	perfstat.Append()
+	perfstat.FileSync()
 	if err := f.Sync(); err != nil {
 		f.Close()
 		return fmt.Errorf("sync %s: %w", display, err)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ooda-loop/ooda/internal/perfstat"
 	"github.com/ooda-loop/ooda/internal/proc"
 	"github.com/ooda-loop/ooda/internal/secret"
 )
@@ -226,6 +227,7 @@ func acquireIn(dir *os.Root, name, path string, now time.Time, timeout time.Dura
 		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
 			_, werr := f.Write(data)
+			perfstat.FileSync()
 			serr := f.Sync()
 			cerr := f.Close()
 			if werr != nil || serr != nil || cerr != nil {
