@@ -65,7 +65,8 @@ func runValidate(g *globals, strict bool) error {
 	}
 	// The project root, not the config file's directory, is what the
 	// configured paths must stay inside (--config may point elsewhere).
-	cfg, err := config.LoadProject(path, root)
+	// Validating is the point here: no remembered verdict stands in for it.
+	cfg, err := config.LoadProjectFresh(path, root)
 	var ce *config.Error
 	if err != nil && !errors.As(err, &ce) {
 		return err

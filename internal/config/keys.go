@@ -42,7 +42,7 @@ func IsDocKey(key string) bool {
 // whose keys are free (domains, skills, env, a contract). The reason
 // suggests the nearest known key when one is close.
 func unknownKeyIssues(inst any) []Issue {
-	schemaOnce.Do(compileSchema)
+	schemaDocOnce.Do(decodeSchema)
 	root, _ := schemaDoc.(map[string]any)
 	var issues []Issue
 	var loc []string
@@ -194,7 +194,7 @@ func editDistance(a, b string) int {
 func domainSkillIssues(inst any) []Issue {
 	doc, _ := inst.(map[string]any)
 	domains, _ := doc["domains"].(map[string]any)
-	schemaOnce.Do(compileSchema)
+	schemaDocOnce.Do(decodeSchema)
 	root, _ := schemaDoc.(map[string]any)
 	known, _ := resolveRef(root, map[string]any{"$ref": "#/$defs/domain"})["properties"].(map[string]any)
 	var issues []Issue

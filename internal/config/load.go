@@ -88,7 +88,14 @@ const MaxConfigBytes = 1 << 20
 // config.json itself may live anywhere, but it must be a regular file of
 // at most MaxConfigBytes: a named pipe or /dev/zero must not hang
 // ooda or exhaust its memory before the configuration is even known.
-func LoadProject(path, root string) (*Config, error) {
+func LoadProject(path, root string) (*Config, error) { return loadProject(path, root, true) }
+
+// LoadProjectFresh is LoadProject validating against the schema whatever
+// verdict is remembered (see verdict.go): `ooda config validate` checks
+// the configuration itself, not a memory of it.
+func LoadProjectFresh(path, root string) (*Config, error) { return loadProject(path, root, false) }
+
+func loadProject(path, root string, remembered bool) (*Config, error) {
 	raw, err := readRegular(path, 0, MaxConfigBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -96,7 +103,7 @@ func LoadProject(path, root string) (*Config, error) {
 		}
 		return nil, &Error{File: path, Reason: err.Error()}
 	}
-	return ParseProject(path, raw, root)
+	return parseProject(path, raw, root, remembered)
 }
 
 // Parse validates and defaults raw config bytes; file names the source in
@@ -106,8 +113,15 @@ func Parse(file string, raw []byte) (*Config, error) {
 }
 
 // ParseProject validates and defaults raw config bytes for the project at
-// root; file names the source in errors.
+// root; file names the source in errors. Bytes this binary found valid
+// before skip the schema (see verdict.go); everything else is checked.
 func ParseProject(file string, raw []byte, root string) (*Config, error) {
+	return parseProject(file, raw, root, true)
+}
+
+// parseProject is ParseProject; remembered says whether a remembered
+// verdict may stand in for the schema validation.
+func parseProject(file string, raw []byte, root string, remembered bool) (*Config, error) {
 	// Before anything else parses raw: every later pass walks the nesting.
 	if err := depthCheck(file, raw); err != nil {
 		return nil, err
@@ -115,7 +129,7 @@ func ParseProject(file string, raw []byte, root string) (*Config, error) {
 	if err := syntaxCheck(file, raw); err != nil {
 		return nil, err
 	}
-	inst, err := validateSchema(file, raw)
+	inst, err := validateRemembered(file, raw, remembered)
 	warnings := keyWarnings(file, inst)
 	if err != nil {
 		return nil, withWarnings(err, warnings)
@@ -134,6 +148,22 @@ func ParseProject(file string, raw []byte, root string) (*Config, error) {
 	}
 	c.Warnings = warnings
 	return c, nil
+}
+
+// validateRemembered is validateSchema, spared when remembered allows it
+// and raw is known valid (the decoded document is still returned, for the
+// warnings); a configuration it finds valid is remembered.
+func validateRemembered(file string, raw []byte, remembered bool) (any, error) {
+	if remembered && knownValid(raw) {
+		if inst, err := decodeInstance(raw); err == nil {
+			return inst, nil
+		}
+	}
+	inst, err := validateSchema(file, raw)
+	if err == nil {
+		rememberValid(raw)
+	}
+	return inst, err
 }
 
 // keyWarnings turns the unknown keys of the decoded document inst into
@@ -301,13 +331,14 @@ func underflows(v float64, unit time.Duration) bool {
 // config file.
 func (c *Config) pathIssues(file, root string) []Issue {
 	var issues []Issue
-	configReal := realPath(file)
+	fsys := newLookups()
+	configReal := fsys.realPath(file)
 	// owner maps a resolved path to the field that names it, so that a
 	// HALT file which is also another configured file is caught: `ooda
 	// resume` would delete that file, and while it exists every cycle halts.
-	owner := map[string]string{}
+	owner := map[string][]string{}
 	check := func(p string, u pathUse, tokens ...string) string {
-		r, err := resolveIn(root, p)
+		r, err := fsys.resolveIn(root, p)
 		if err == nil {
 			if reason := r.reservedReason(p, u, configReal); reason != "" {
 				err = errors.New(reason)
@@ -324,12 +355,12 @@ func (c *Config) pathIssues(file, root string) []Issue {
 			continue // reported by name; its default state file means nothing
 		}
 		if real := check(d.StateFile, useState, "domains", d.Name, "state_file"); real != "" {
-			owner[real] = pointer([]string{"domains", d.Name, "state_file"})
+			owner[real] = []string{"domains", d.Name, "state_file"}
 		}
 	}
 	if p := c.ActiveContext.Path; p != nil && *p != "" {
 		if real := check(*p, useContext, "active_context", "path"); real != "" {
-			owner[real] = pointer([]string{"active_context", "path"})
+			owner[real] = []string{"active_context", "path"}
 		}
 	}
 	for _, name := range c.SkillNames() {
@@ -340,7 +371,7 @@ func (c *Config) pathIssues(file, root string) []Issue {
 	if real := check(c.Safety.HaltFile, useHalt, "safety", "halt_file"); real != "" {
 		if other, ok := owner[real]; ok {
 			issues = append(issues, Issue{Path: pointer([]string{"safety", "halt_file"}),
-				Reason: fmt.Sprintf("%q is also %s: the HALT file must be a file of its own (`ooda resume` deletes it, and while it exists no cycle runs)", c.Safety.HaltFile, other)})
+				Reason: fmt.Sprintf("%q is also %s: the HALT file must be a file of its own (`ooda resume` deletes it, and while it exists no cycle runs)", c.Safety.HaltFile, pointer(other))})
 		}
 	}
 	return issues
@@ -377,86 +408,43 @@ func (e *domainError) Error() string { return "domains." + e.name + ": " + e.err
 func (e *domainError) Unwrap() error { return e.err }
 
 // integralNumbers rewrites whole-number floats such as 2.0 or 1e2 as
-// integers, token by token so that key order is kept: JSON Schema counts
-// 2.0 as an integer, and a config the schema accepts must also decode.
+// integers, in place so that everything else keeps its bytes: JSON Schema
+// counts 2.0 as an integer, and a config the schema accepts must also
+// decode. raw is valid JSON (ParseProject checked it); raw itself is
+// returned when no number changes.
 func integralNumbers(raw []byte) []byte {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var out bytes.Buffer
-	type frame struct {
-		obj   bool
-		n     int
-		isKey bool
-	}
-	var stack []frame
-	sep := func() {
-		if len(stack) == 0 {
-			return
-		}
-		f := &stack[len(stack)-1]
-		if f.obj {
-			if f.isKey {
-				if f.n > 0 {
-					out.WriteByte(',')
-				}
-			} else {
-				out.WriteByte(':')
-			}
-		} else if f.n > 0 {
-			out.WriteByte(',')
-		}
-	}
-	after := func() {
-		if len(stack) == 0 {
-			return
-		}
-		f := &stack[len(stack)-1]
-		if f.obj {
-			if !f.isKey {
-				f.n++
-			}
-			f.isKey = !f.isKey
-		} else {
-			f.n++
-		}
-	}
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			if err == io.EOF {
-				return out.Bytes()
-			}
-			return raw
-		}
-		switch v := t.(type) {
-		case json.Delim:
-			switch v {
-			case '{', '[':
-				sep()
-				out.WriteByte(byte(v))
-				stack = append(stack, frame{obj: v == '{', isKey: true})
-			case '}', ']':
-				stack = stack[:len(stack)-1]
-				out.WriteByte(byte(v))
-				after()
-			}
-			continue
-		case json.Number:
-			sep()
-			s := v.String()
-			if strings.ContainsAny(s, ".eE") {
-				if f, err := v.Float64(); err == nil && f == float64(int64(f)) && f < 1e15 && f > -1e15 {
-					s = strconv.FormatInt(int64(f), 10)
+	var out []byte
+	last := 0
+	for i := 0; i < len(raw); {
+		switch c := raw[i]; {
+		case c == '"':
+			for i++; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
 				}
 			}
-			out.WriteString(s)
+			i++
+		case c == '-' || ('0' <= c && c <= '9'):
+			j := i
+			for j < len(raw) && strings.IndexByte("0123456789+-.eE", raw[j]) >= 0 {
+				j++
+			}
+			if num := raw[i:j]; bytes.ContainsAny(num, ".eE") {
+				if f, err := strconv.ParseFloat(string(num), 64); err == nil && f == float64(int64(f)) && f < 1e15 && f > -1e15 {
+					out = append(out, raw[last:i]...)
+					out = strconv.AppendInt(out, int64(f), 10)
+					last = j
+				}
+			}
+			i = j
 		default:
-			sep()
-			b, _ := json.Marshal(v)
-			out.Write(b)
+			i++
 		}
-		after()
 	}
+	if out == nil {
+		return raw
+	}
+	return append(out, raw[last:]...)
 }
 
 func isTypeError(err error) bool {

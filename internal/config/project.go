@@ -46,10 +46,16 @@ func ResolveInProject(root, p string) (string, error) {
 // looks at both forms.
 type resolved struct {
 	real, full, absRoot, realRoot string
+	// fsys is the lookups the resolution was made with, for the checks
+	// that resolve more paths (reserved.go).
+	fsys *lookups
 }
 
 // resolveIn is ResolveInProject, also returning what it resolved against.
-func resolveIn(root, p string) (resolved, error) {
+func resolveIn(root, p string) (resolved, error) { return (*lookups)(nil).resolveIn(root, p) }
+
+// resolveIn is the function resolveIn with l's lookups.
+func (l *lookups) resolveIn(root, p string) (resolved, error) {
 	if p == "" {
 		return resolved{}, errors.New("the path is empty")
 	}
@@ -60,7 +66,7 @@ func resolveIn(root, p string) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	realRoot, err := resolvePath(absRoot)
+	realRoot, err := l.resolvePath(absRoot)
 	if err != nil {
 		return resolved{}, fmt.Errorf("project root %s: %w", absRoot, err)
 	}
@@ -72,7 +78,7 @@ func resolveIn(root, p string) (resolved, error) {
 	}
 	// resolvePath gets full uncleaned: "link/.." is the parent of the
 	// link's target, not the directory holding the link.
-	real, err := resolvePath(full)
+	real, err := l.resolvePath(full)
 	if err != nil {
 		return resolved{}, fmt.Errorf("%q: %w", p, err)
 	}
@@ -81,7 +87,7 @@ func resolveIn(root, p string) (resolved, error) {
 	}
 	clean := filepath.Clean(full)
 	if within(realRoot, real) {
-		return resolved{real: real, full: clean, absRoot: absRoot, realRoot: realRoot}, nil
+		return resolved{real: real, full: clean, absRoot: absRoot, realRoot: realRoot, fsys: l}, nil
 	}
 	if within(absRoot, clean) || within(realRoot, clean) {
 		return resolved{}, fmt.Errorf("%q leads %w %s through a symlink (it resolves to %s)", p, ErrOutsideProject, realRoot, real)
@@ -98,13 +104,95 @@ func within(dir, p string) bool {
 	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
+// lookups remembers the file system lookups of one check of a
+// configuration, so that its paths, which share most of their directories
+// (a thousand domains' state files under agent/state/, each checked
+// against .git and agent/state/evolve/), cost one lstat per directory
+// instead of one per directory per path per rule. A check sees the file
+// system as it was at its first look, which is all a check made before
+// the files are used could see anyway. A nil *lookups remembers nothing.
+type lookups struct {
+	lstat    map[string]fileLookup
+	stat     map[string]fileLookup
+	readlink map[string]linkLookup
+	// resolved is each path resolved, by the path as given: the root,
+	// .git and agent/state/evolve are resolved for every configured path.
+	resolved map[string]linkLookup
+}
+
+type fileLookup struct {
+	fi  fs.FileInfo
+	err error
+}
+
+type linkLookup struct {
+	target string
+	err    error
+}
+
+func newLookups() *lookups {
+	return &lookups{lstat: map[string]fileLookup{}, stat: map[string]fileLookup{}, readlink: map[string]linkLookup{}, resolved: map[string]linkLookup{}}
+}
+
+func (l *lookups) Lstat(p string) (fs.FileInfo, error) {
+	if l == nil {
+		return os.Lstat(p)
+	}
+	r, ok := l.lstat[p]
+	if !ok {
+		r.fi, r.err = os.Lstat(p)
+		l.lstat[p] = r
+	}
+	return r.fi, r.err
+}
+
+func (l *lookups) Stat(p string) (fs.FileInfo, error) {
+	if l == nil {
+		return os.Stat(p)
+	}
+	r, ok := l.stat[p]
+	if !ok {
+		r.fi, r.err = os.Stat(p)
+		l.stat[p] = r
+	}
+	return r.fi, r.err
+}
+
+func (l *lookups) Readlink(p string) (string, error) {
+	if l == nil {
+		return os.Readlink(p)
+	}
+	r, ok := l.readlink[p]
+	if !ok {
+		r.target, r.err = os.Readlink(p)
+		l.readlink[p] = r
+	}
+	return r.target, r.err
+}
+
 // resolvePath follows the symlinks of the existing part of the absolute
 // path p, component by component as the kernel does (so "link/.." is the
 // parent of the link's target), and appends the part that does not exist
 // lexically. Unlike filepath.EvalSymlinks it accepts a dangling symlink:
 // its target is where a write through it would land, so that target is
 // what must be checked.
-func resolvePath(p string) (string, error) {
+func resolvePath(p string) (string, error) { return (*lookups)(nil).resolvePath(p) }
+
+// resolvePath is the function resolvePath with l's lookups.
+func (l *lookups) resolvePath(p string) (string, error) {
+	if l == nil {
+		return walkPath(l, p)
+	}
+	r, ok := l.resolved[p]
+	if !ok {
+		r.target, r.err = walkPath(l, p)
+		l.resolved[p] = r
+	}
+	return r.target, r.err
+}
+
+// walkPath is resolvePath's walk, with l's lookups.
+func walkPath(l *lookups, p string) (string, error) {
 	vol := filepath.VolumeName(p)
 	resolved := vol + string(filepath.Separator)
 	rest := splitPath(p[len(vol):])
@@ -119,7 +207,7 @@ func resolvePath(p string) (string, error) {
 			continue
 		}
 		next := filepath.Join(resolved, c)
-		fi, err := os.Lstat(next)
+		fi, err := l.Lstat(next)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				return filepath.Join(append([]string{next}, rest[i+1:]...)...), nil
@@ -133,7 +221,7 @@ func resolvePath(p string) (string, error) {
 		if links++; links > maxLinks {
 			return "", fmt.Errorf("too many levels of symbolic links at %s", next)
 		}
-		target, err := os.Readlink(next)
+		target, err := l.Readlink(next)
 		if err != nil {
 			return "", err
 		}

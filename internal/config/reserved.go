@@ -94,7 +94,7 @@ func (r resolved) reservedReason(p string, u pathUse, configReal string) string 
 	if r.inEvolveDir() {
 		return fmt.Sprintf("%q is inside agent/state/evolve/, where ooda keeps its own state (the lock, state.json, the cost ledger); a skill or `ooda resume` would overwrite or delete it", p)
 	}
-	if configReal != "" && sameFile(r.real, configReal) {
+	if configReal != "" && r.fsys.sameFile(r.real, configReal) {
 		return fmt.Sprintf("%q is the configuration file itself", p)
 	}
 	if u == useHalt {
@@ -104,7 +104,7 @@ func (r resolved) reservedReason(p string, u pathUse, configReal string) string 
 		// that is not a regular file is refused when a cycle reads it,
 		// with a warning and a gap: it is data, and must not turn every
 		// later cycle into a configuration error.)
-		if fi, err := os.Lstat(r.real); err == nil && !fi.Mode().IsRegular() {
+		if fi, err := r.fsys.Lstat(r.real); err == nil && !fi.Mode().IsRegular() {
 			return fmt.Sprintf("%q is %s, not a regular file", p, FileKind(fi.Mode()))
 		}
 	}
@@ -169,7 +169,7 @@ func (r resolved) rels() []string {
 // inResolved reports whether the resolved path is the project's dir
 // (relative to the root) or lies below it, dir's own symlinks followed.
 func (r resolved) inResolved(dir string) bool {
-	d, err := resolvePath(filepath.Join(r.absRoot, dir))
+	d, err := r.fsys.resolvePath(filepath.Join(r.absRoot, dir))
 	if err != nil {
 		return false
 	}
@@ -179,21 +179,21 @@ func (r resolved) inResolved(dir string) bool {
 // sameFile reports whether a and b name one file: the same path, or (both
 // existing) the same inode, so a hard link or a case variant on a
 // case-insensitive file system is caught too.
-func sameFile(a, b string) bool {
+func (l *lookups) sameFile(a, b string) bool {
 	if a == b {
 		return true
 	}
-	fa, err := os.Stat(a)
+	fa, err := l.Stat(a)
 	if err != nil {
 		return false
 	}
-	fb, err := os.Stat(b)
+	fb, err := l.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
 }
 
 // realPath returns the absolute path of p with its symlinks followed, or p
 // made absolute when that fails; "" for an empty p.
-func realPath(p string) string {
+func (l *lookups) realPath(p string) string {
 	if p == "" {
 		return ""
 	}
@@ -201,7 +201,7 @@ func realPath(p string) string {
 	if err != nil {
 		return p
 	}
-	if r, err := resolvePath(abs); err == nil {
+	if r, err := l.resolvePath(abs); err == nil {
 		return r
 	}
 	return abs

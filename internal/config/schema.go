@@ -45,7 +45,8 @@ const messageKeyword = "errorMessage"
 var (
 	schemaOnce     sync.Once
 	compiledSchema *jsonschema.Schema
-	schemaDoc      any // the decoded schema, read to find errorMessage texts
+	schemaDocOnce  sync.Once
+	schemaDoc      any // the decoded schema, read to find errorMessage texts and known keys
 	printer        = message.NewPrinter(language.English)
 )
 
@@ -53,14 +54,23 @@ var (
 // as embedded. The caller owns the returned slice.
 func Schema() []byte { return bytes.Clone(schemaJSON) }
 
-// compileSchema compiles the embedded schema once per process. The schema is
-// part of the binary, so a failure here is a programming error, not a user
-// error, and panicking surfaces it in the first test that validates a config.
-func compileSchema() {
+// decodeSchema decodes the embedded schema once per process, for the
+// checks that read it without the compiled validator (the unknown keys
+// warned about even when a cached verdict spares the validation).
+func decodeSchema() {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
 	if err != nil {
 		panic(fmt.Sprintf("config: embedded schema.json is not JSON: %v", err))
 	}
+	schemaDoc = doc
+}
+
+// compileSchema compiles the embedded schema once per process. The schema is
+// part of the binary, so a failure here is a programming error, not a user
+// error, and panicking surfaces it in the first test that validates a config.
+func compileSchema() {
+	schemaDocOnce.Do(decodeSchema)
+	doc := schemaDoc
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	if err := c.AddResource(schemaURL, doc); err != nil {
@@ -70,7 +80,7 @@ func compileSchema() {
 	if err != nil {
 		panic(fmt.Sprintf("config: embedded schema.json does not compile: %v", err))
 	}
-	schemaDoc, compiledSchema = doc, sch
+	compiledSchema = sch
 }
 
 // ValidateSchema checks raw against the embedded JSON Schema. On failure it
