@@ -722,7 +722,20 @@ func (c *cycle) detectNewPRs(ctx context.Context, f *record.Facts) {
 	}
 	fctx, cancel := c.forgeCtx(ctx)
 	defer cancel()
-	st, err := c.forge.Status(fctx)
+	// Only a PR the skill opened matters here: a forge that can list the
+	// open PRs alone is not asked again for what Observe read.
+	var open []forge.PR
+	var err error
+	if l, ok := c.forge.(forge.OpenLister); ok {
+		open, err = l.OpenPRs(fctx)
+	} else {
+		var st forge.Status
+		st, err = c.forge.Status(fctx)
+		open = st.Open
+	}
+	if k, ok := c.forge.(forge.CursorKeeper); ok {
+		c.forgeNotes(k)
+	}
 	if err != nil {
 		c.printf("[WARN] Could not re-list PRs after the skill ran (%v).", err)
 		return
@@ -734,7 +747,7 @@ func (c *cycle) detectNewPRs(ctx context.Context, f *record.Facts) {
 	if f.PRNumber != nil {
 		seen[*f.PRNumber] = true
 	}
-	for _, pr := range st.Open {
+	for _, pr := range open {
 		if f.PRNumber != nil && pr.Number == *f.PRNumber && !c.fviewHas(pr.Number) {
 			// The PR the skill reported: the forge knows its title and
 			// branch.

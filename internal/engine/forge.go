@@ -30,12 +30,26 @@ func (c *cycle) observeForge(ctx context.Context) forgeView {
 	}
 	ctx, cancel := c.forgeCtx(ctx)
 	defer cancel()
+	keeper, keeps := c.forge.(forge.CursorKeeper)
+	if keeps {
+		// What the forge read of the history in earlier cycles: this
+		// cycle reads only what changed since (docs/forge.md).
+		keeper.UseCursorStore(c.store.ForgeCursor())
+	}
 	st, err := c.forge.Status(ctx)
+	if keeps {
+		c.forgeNotes(keeper)
+	}
 	if err != nil {
 		c.printf("[WARN] Forge %s unreachable (%v); continuing without pull-request data.", c.forge.Name(), err)
 		return v
 	}
 	v.status, v.ok = st, true
+	if keeps && !c.opts.DryRun {
+		if err := keeper.SaveCursor(); err != nil {
+			c.printf("[WARN] Forge cursor not saved (%v); the next cycle reads more of the history.", err)
+		}
+	}
 	// 2-B2 feedback: reviews of the open PRs that proposed actions.
 	if rv, ok := c.forge.(forge.Reviewer); ok {
 		open := map[int]bool{}
@@ -83,6 +97,17 @@ func (c *cycle) observeForge(ctx context.Context) forgeView {
 		v.reverted[n] = rev
 	}
 	return v
+}
+
+// forgeNotes prints what the forge had to say about its cursor.
+func (c *cycle) forgeNotes(k forge.CursorKeeper) {
+	for _, n := range k.TakeNotes() {
+		if n.Warning {
+			c.printf("[WARN] %s", n.Text)
+		} else {
+			c.printf("[Observe] %s", n.Text)
+		}
+	}
 }
 
 func toOrientPRs(prs []forge.PR) []orient.PR {

@@ -107,3 +107,15 @@ type Review struct {
 type Reviewer interface {
 	Reviews(ctx context.Context, number int) ([]Review, error)
 }
+
+// OpenLister is implemented by forges that can list the open PRs alone,
+// more cheaply than a whole Status: what a cycle re-reads after its skill
+// ran, to find a PR the skill opened without reporting it.
+type OpenLister interface {
+	OpenPRs(ctx context.Context) ([]PR, error)
+}
+
+var (
+	_ OpenLister = (*GitHub)(nil)
+	_ OpenLister = (*Git)(nil)
+)

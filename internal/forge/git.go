@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/gitrepo"
@@ -77,6 +79,19 @@ type Git struct {
 	remote        string
 	maxOutput     int64
 	runner        proc.Runner
+
+	// mu guards what the provider remembers of the history: mem, read
+	// in this process or loaded from store, and what is still to save.
+	mu     sync.Mutex
+	mem    *scanMemo
+	store  CursorStore
+	loaded bool
+	// dirty: mem holds something the store does not; lag counts the
+	// commits read since the last save.
+	dirty    bool
+	lag      int
+	notes    []CursorNote
+	fallback int // scanFallbackCommits when 0
 }
 
 var _ Forge = (*Git)(nil)
@@ -141,12 +156,14 @@ func BranchNumber(branch string) int {
 
 // gitView is one reading of the refs that matter.
 type gitView struct {
-	defName  string
-	primary  string   // the default branch's ref: local if it exists, else remote-tracking
-	defaults []string // every existing ref of the default branch, primary first
-	local    map[string]string
-	remote   map[string]string
-	closed   map[string]string
+	// remoteName is the remote whose tracking branches were read.
+	remoteName string
+	defName    string
+	primary    string   // the default branch's ref: local if it exists, else remote-tracking
+	defaults   []string // every existing ref of the default branch, primary first
+	local      map[string]string
+	remote     map[string]string
+	closed     map[string]string
 }
 
 func (g *Git) view(ctx context.Context) (*gitView, error) {
@@ -155,7 +172,7 @@ func (g *Git) view(ctx context.Context) (*gitView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &gitView{local: map[string]string{}, remote: map[string]string{}, closed: map[string]string{}}
+	v := &gitView{remoteName: g.remote, local: map[string]string{}, remote: map[string]string{}, closed: map[string]string{}}
 	remotePrefix := "refs/remotes/" + g.remote + "/"
 	for _, line := range strings.Split(out, "\n") {
 		ref, sha, ok := strings.Cut(line, "\x00")
@@ -227,84 +244,26 @@ type gitPR struct {
 	tip string // "" for a deleted branch known only from its squash commit
 }
 
-// squashCommit is the newest squash merge of a branch on the default
-// branch: after a revert and a new merge, the newer merge is the one that
-// stands.
-type squashCommit struct {
-	sha, subject string
-	at           time.Time
-}
-
 var branchMention = regexp.MustCompile(`\(branch ([^\s()]+)\)`)
 
-// squashMerges finds squash commits by their "(branch X)" subject suffix
-// or Ooda-Branch trailer, and by the merged tip of an Ooda-Head trailer,
-// skipping reverts, which quote the subject.
-func (g *Git) squashMerges(ctx context.Context, v *gitView) (byName, byTip map[string]squashCommit, err error) {
-	args := []string{"log", "--fixed-strings", "--grep=(branch ", "--grep=" + BranchTrailer + ":",
-		"--grep=" + HeadTrailer + ":", "--format=%H%x1f%ct%x1f%B%x1e", "--end-of-options"}
-	args = append(args, v.defaults...)
-	out, err := g.run(ctx, append(args, "--")...)
-	if err != nil {
-		return nil, nil, err
-	}
-	found := map[string]squashCommit{}
-	byTip = map[string]squashCommit{}
-	for _, rec := range strings.Split(out, "\x1e") {
-		f := strings.SplitN(strings.TrimLeft(rec, "\n"), "\x1f", 3)
-		if len(f) != 3 {
-			continue
-		}
-		msg := f[2]
-		subject, _, _ := strings.Cut(msg, "\n")
-		if strings.HasPrefix(subject, `Revert "`) || !gitrepo.ValidSHA(f[0]) {
-			continue
-		}
-		c := squashCommit{sha: f[0], subject: subject, at: unixTime(f[1])}
-		var names []string
-		for _, m := range branchMention.FindAllStringSubmatch(msg, -1) {
-			names = append(names, m[1])
-		}
-		for _, line := range strings.Split(msg, "\n") {
-			line = strings.TrimSpace(line)
-			if name, ok := strings.CutPrefix(line, BranchTrailer+":"); ok {
-				names = append(names, strings.TrimSpace(name))
-			}
-			if tip, ok := strings.CutPrefix(line, HeadTrailer+":"); ok {
-				if tip = strings.TrimSpace(tip); gitrepo.ValidSHA(tip) {
-					if _, seen := byTip[tip]; !seen {
-						byTip[tip] = c
-					}
-				}
-			}
-		}
-		for _, n := range names {
-			// A commit message is anyone's text: a name git would not
-			// accept as a branch is no branch.
-			if !gitrepo.ValidBranchName(n) {
-				continue
-			}
-			// git log lists newest first: keep the first sighting.
-			if _, seen := found[n]; !seen {
-				found[n] = c
-			}
-		}
-	}
-	return found, byTip, nil
-}
-
-// classify reads every PR branch and decides its state.
+// classify reads every PR branch and decides its state. What the history
+// told before (the memo, or the cursor of the previous process) is reused:
+// only the commits the default branch gained are read, and only the
+// branches those commits, or a new tip, can have changed are read again.
 func (g *Git) classify(ctx context.Context, v *gitView) ([]gitPR, error) {
 	if len(g.prefixes) == 0 {
 		return nil, nil
 	}
-	squashed, squashedTips, err := g.squashMerges(ctx, v)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m, d, err := g.refresh(ctx, v)
 	if err != nil {
 		return nil, err
 	}
+	squashed, squashedTips := m.byName, m.byTip
 	names := map[string]bool{}
-	for _, m := range []map[string]string{v.local, v.remote, v.closed} {
-		for n := range m {
+	for _, refs := range []map[string]string{v.local, v.remote, v.closed} {
+		for n := range refs {
 			if n != v.defName && g.underPrefix(n) {
 				names[n] = true
 			}
@@ -322,6 +281,7 @@ func (g *Git) classify(ctx context.Context, v *gitView) ([]gitPR, error) {
 	sort.Strings(sorted)
 
 	var prs []gitPR
+	branches := map[string]branchMemo{}
 	for _, name := range sorted {
 		tip := v.local[name]
 		if tip == "" {
@@ -340,13 +300,36 @@ func (g *Git) classify(ctx context.Context, v *gitView) ([]gitPR, error) {
 			prs = append(prs, p)
 			continue
 		}
-		if err := g.describe(ctx, v, &p); err != nil {
-			return nil, err
+		bm, known := m.branches[name]
+		if !known || !bm.reusable(tip, d) {
+			bm = branchMemo{tip: tip, via: -1}
+			own, err := g.describe(ctx, v, &p)
+			if err != nil {
+				return nil, err
+			}
+			bm.title, bm.created = p.Title, p.Created
+			bm.own, bm.ownOK = own, len(own) <= maxOwnCached
+			if !bm.ownOK {
+				bm.own = nil
+			}
+			via, err := g.mergedInto(ctx, v, &p)
+			if err != nil {
+				return nil, err
+			}
+			if via >= 0 {
+				bm.via, bm.mergeSHA, bm.mergedAt = via, p.MergeSHA, p.Merged
+			}
+			if known {
+				// The closing marker's time depends on its commit alone.
+				bm.closedSHA, bm.closedAt = m.branches[name].closedSHA, m.branches[name].closedAt
+			}
+		} else {
+			p.Title, p.Created = bm.title, bm.created
+			if bm.via >= 0 {
+				p.State, p.Merged, p.Closed, p.MergeSHA = StateMerged, bm.mergedAt, bm.mergedAt, bm.mergeSHA
+			}
 		}
-		merged, err := g.mergedInto(ctx, v, &p)
-		if err != nil {
-			return nil, err
-		}
+		merged := bm.via >= 0
 		sq, ok := squashed[name]
 		if !ok {
 			// A squash commit that could not name this branch (its name
@@ -354,62 +337,92 @@ func (g *Git) classify(ctx context.Context, v *gitView) ([]gitPR, error) {
 			// a branch built on top of it has unmerged work.
 			sq, ok = squashedTips[p.tip]
 		}
+		closedSHA := v.closed[name]
 		switch {
 		case merged:
 		case ok:
 			p.State, p.Merged, p.Closed, p.MergeSHA = StateMerged, sq.at, sq.at, sq.sha
-		case v.closed[name] != "":
+		case closedSHA != "":
 			p.State = StateClosed
-			at, err := g.commitTime(ctx, v.closed[name])
-			if err != nil {
-				return nil, err
+			if bm.closedSHA != closedSHA {
+				at, err := g.commitTime(ctx, closedSHA)
+				if err != nil {
+					return nil, err
+				}
+				bm.closedSHA, bm.closedAt = closedSHA, at
 			}
-			p.Closed = at
+			p.Closed = bm.closedAt
 		}
+		branches[name] = bm
 		prs = append(prs, p)
 	}
+	if !sameBranches(m.branches, branches) {
+		g.dirty = true
+	}
+	m.branches = branches
 	return prs, nil
+}
+
+func sameBranches(a, b map[string]branchMemo) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, x := range a {
+		y, ok := b[k]
+		if !ok || x.tip != y.tip || x.via != y.via || x.mergeSHA != y.mergeSHA || !x.mergedAt.Equal(y.mergedAt) ||
+			x.title != y.title || !x.created.Equal(y.created) || x.ownOK != y.ownOK || !slices.Equal(x.own, y.own) ||
+			x.closedSHA != y.closedSHA || !x.closedAt.Equal(y.closedAt) {
+			return false
+		}
+	}
+	return true
 }
 
 // describe sets the title (the tip's subject) and the creation time (the
 // author date of the oldest commit on the branch that is not on the
-// default branch; the tip's, when there is none).
-func (g *Git) describe(ctx context.Context, v *gitView, p *gitPR) error {
+// default branch; the tip's, when there is none), and returns those
+// commits, on which the description depends.
+func (g *Git) describe(ctx context.Context, v *gitView, p *gitPR) ([]string, error) {
 	const format = "--format=%H%x1f%at%x1f%ct%x1f%s%x1e"
 	out, err := g.run(ctx, "log", format, "--end-of-options", v.primary+".."+p.tip, "--")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	commits := parseRecords(out, 4)
+	own := make([]string, 0, len(commits))
+	for _, c := range commits {
+		own = append(own, c[0])
+	}
 	if len(commits) == 0 {
 		if out, err = g.run(ctx, "log", "-1", format, "--end-of-options", p.tip, "--"); err != nil {
-			return err
+			return nil, err
 		}
 		if commits = parseRecords(out, 4); len(commits) == 0 {
-			return fmt.Errorf("git forge: cannot read commit %s of %s", p.tip, p.HeadRef)
+			return nil, fmt.Errorf("git forge: cannot read commit %s of %s", p.tip, p.HeadRef)
 		}
 	}
 	p.Title = commits[0][3]
 	p.Created = unixTime(commits[len(commits)-1][1])
-	return nil
+	return own, nil
 }
 
-// mergedInto reports whether the tip is reachable from a ref of the default
-// branch and, if so, sets when and by which commit it got there: the merge
-// commit that has the tip as a second parent, or, for a fast-forward, the
-// tip itself (its committer date then approximates the merge time).
-func (g *Git) mergedInto(ctx context.Context, v *gitView, p *gitPR) (bool, error) {
-	for _, d := range v.defaults {
+// mergedInto reports the index of the first default ref the tip is
+// reachable from (-1 for none) and, if there is one, sets when and by
+// which commit it got there: the merge commit that has the tip as a second
+// parent, or, for a fast-forward, the tip itself (its committer date then
+// approximates the merge time).
+func (g *Git) mergedInto(ctx context.Context, v *gitView, p *gitPR) (int, error) {
+	for i, d := range v.defaults {
 		_, err := g.run(ctx, "merge-base", "--is-ancestor", "--end-of-options", p.tip, d)
 		if exitCode(err) == 1 {
 			continue
 		}
 		if err != nil {
-			return false, err
+			return -1, err
 		}
 		out, err := g.run(ctx, "rev-list", "--ancestry-path", "--parents", "--end-of-options", p.tip+".."+d, "--")
 		if err != nil {
-			return false, err
+			return -1, err
 		}
 		mergeSHA := p.tip
 		for _, line := range strings.Split(out, "\n") {
@@ -421,12 +434,12 @@ func (g *Git) mergedInto(ctx context.Context, v *gitView, p *gitPR) (bool, error
 		}
 		at, err := g.commitTime(ctx, mergeSHA)
 		if err != nil {
-			return false, err
+			return -1, err
 		}
 		p.State, p.Merged, p.Closed, p.MergeSHA = StateMerged, at, at, mergeSHA
-		return true, nil
+		return i, nil
 	}
-	return false, nil
+	return -1, nil
 }
 
 func containsString(list []string, s string) bool {
@@ -492,6 +505,17 @@ func (g *Git) Status(ctx context.Context) (Status, error) {
 	st.Merged = newest(st.Merged, func(p PR) time.Time { return p.Merged })
 	st.Closed = newest(st.Closed, func(p PR) time.Time { return p.Closed })
 	return st, nil
+}
+
+// OpenPRs lists the open PR branches, newest first, as Status does. What
+// the history told an earlier call in this process is reused: only new
+// tips and new commits on the default branch are read.
+func (g *Git) OpenPRs(ctx context.Context) ([]PR, error) {
+	st, err := g.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.Open, nil
 }
 
 // find classifies the branches and returns the one with this number.

@@ -310,13 +310,11 @@ func labelNames(ls []struct {
 func (g *GitHub) Status(ctx context.Context) (Status, error) {
 	st := Status{Open: []PR{}, Merged: []PR{}, Closed: []PR{}, Issues: []Issue{}}
 
-	open, _, err := getPages[ghPull](ctx, g, g.repoPath("pulls"), url.Values{"state": {"open"}, "per_page": {"100"}})
+	open, err := g.OpenPRs(ctx)
 	if err != nil {
 		return Status{}, err
 	}
-	for _, p := range open {
-		st.Open = append(st.Open, p.pr())
-	}
+	st.Open = open
 
 	// One page of the most recently updated closed PRs holds the newest
 	// merges and rejections in practice; the API cannot filter on merged.
@@ -358,6 +356,21 @@ func (g *GitHub) Status(ctx context.Context) (Status, error) {
 		st.Issues = append(st.Issues, Issue{Number: is.Number, Title: is.Title, Labels: labelNames(is.Labels)})
 	}
 	return st, nil
+}
+
+// OpenPRs lists the open PRs alone: after a skill ran, only a new PR can
+// have appeared that the cycle must see, so the merged and closed ones and
+// the issues are not asked for again.
+func (g *GitHub) OpenPRs(ctx context.Context) ([]PR, error) {
+	open, _, err := getPages[ghPull](ctx, g, g.repoPath("pulls"), url.Values{"state": {"open"}, "per_page": {"100"}})
+	if err != nil {
+		return nil, err
+	}
+	prs := []PR{}
+	for _, p := range open {
+		prs = append(prs, p.pr())
+	}
+	return prs, nil
 }
 
 // statusKeep is how many merged and closed PRs 1-B keeps.
