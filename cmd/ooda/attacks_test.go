@@ -687,10 +687,13 @@ func TestAttack3_SecretsStayWithOoda(t *testing.T) {
 echo "stdout token ${GITHUB_TOKEN:-unset}"
 echo "stderr token ${GITHUB_TOKEN:-unset}" >&2
 `
-	// hook records what a git hook run by ooda's own commit (Step 6-D)
-	// sees: hooks come from .git/, which a skill can write.
-	const hook = `#!/bin/sh
+	// spy records what a clean filter run by ooda's own commit (Step 6-D)
+	// sees: filters are configured in .git/, which a skill can write, and
+	// the commit runs them to hash the state files (no commit hook runs
+	// for it: docs/security.md).
+	const spy = `#!/bin/sh
 echo "${GITHUB_TOKEN:-unset} ${GH_TOKEN:-unset} ${GH_ENTERPRISE_TOKEN:-unset} ${OODA_ATTACK_SLACK:-unset}" > hook-saw.txt
+exec cat
 `
 	title := func(a *attack) string {
 		var q struct {
@@ -709,17 +712,19 @@ echo "${GITHUB_TOKEN:-unset} ${GH_TOKEN:-unset} ${GH_ENTERPRISE_TOKEN:-unset} ${
 		t.Parallel()
 		a := newAttack(t, attackConfig(), map[string]string{"x.sh": echo})
 		a.gitInit()
-		writeFile(t, a.path(".git/hooks/pre-commit"), hook)
-		if err := os.Chmod(a.path(".git/hooks/pre-commit"), 0o755); err != nil {
+		writeFile(t, a.path(".git/spy.sh"), spy)
+		if err := os.Chmod(a.path(".git/spy.sh"), 0o755); err != nil {
 			t.Fatal(err)
 		}
+		a.git("config", "filter.spy.clean", a.path(".git/spy.sh"))
+		writeFile(t, a.path(".git/info/attributes"), "*.json filter=spy\n")
 		r := a.cycle(0, 0)
 		wantLines(t, r, "[Record] Committed ")
 		if got, want := title(a), "seen gh=unset gh2=unset ghe=unset slack=unset"; got != want {
 			t.Errorf("the skill saw credentials: action title %q, want %q", got, want)
 		}
 		if b, err := os.ReadFile(a.path("hook-saw.txt")); err != nil || string(b) != "unset unset unset unset\n" {
-			t.Errorf("the pre-commit hook of ooda's state commit saw %q (%v), want no credential", b, err)
+			t.Errorf("the clean filter of ooda's state commit saw %q (%v), want no credential", b, err)
 		}
 		a.checkAfter()
 		a.checkRecorded(1)

@@ -32,41 +32,55 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 	if !c.cfg.CommitState() {
 		return
 	}
-	repo, ok := c.openRepo(ctx)
+	// Opening the repository reads HEAD with the same git process.
+	repo, head, ok, err := gitrepo.OpenHead(ctx, c.store.Root, c.opts.Runner, c.repoHalt())
 	if !ok {
 		if halted, _ := c.store.HaltExists(c.cfg.Safety.HaltFile); halted && !c.res.HaltCreated {
 			c.printf("[WARN] State not committed: %v.", gitrepo.ErrHalted)
+		} else if err != nil && repo != nil {
+			c.printf("[WARN] State not committed: %v", err)
 		}
 		return
 	}
+	repo.MaxOutput = c.cfg.Safety.MaxReadBytes()
 	stateRel := filepath.Join("agent", "state", "evolve", state.StateFile)
-	if repo.Ignored(ctx, stateRel) {
+	// One git process answers for every path: state.json first, whose
+	// being ignored means the loop's history never reaches git.
+	candidates := append([]string{stateRel}, c.store.Written()...)
+	candidates = dedupePaths(append(candidates, c.changedDomainStateFiles(ctx, repo)...))
+	ignored, err := repo.IgnoredPaths(ctx, candidates)
+	if err != nil {
+		c.printf("[WARN] State not committed: %v", err)
+		return
+	}
+	if ignored[stateRel] {
 		c.printf("[WARN] ==> %s is ignored by git: the loop's history is NOT being committed. Remove agent/state/ from .gitignore (keep only the lock and the HALT file there), or set git.commit_state to false in %s to silence this. <==", stateRel, c.configName())
 		return
 	}
-	if why, busy := repo.Busy(ctx); busy {
-		if why == "HEAD is detached" {
-			// A commit on a detached HEAD belongs to no branch: the next
-			// checkout leaves it behind, unseen.
-			c.printf("[WARN] State not committed: HEAD is detached in %s, and a commit there would belong to no branch. The state files stay changed on disk; check out a branch and the next cycle commits what it writes (or commit agent/state/ yourself).", c.store.Root)
-			return
-		}
+	if head.Detached() {
+		// A commit on a detached HEAD belongs to no branch: the next
+		// checkout leaves it behind, unseen.
+		c.printf("[WARN] State not committed: HEAD is detached in %s, and a commit there would belong to no branch. The state files stay changed on disk; check out a branch and the next cycle commits what it writes (or commit agent/state/ yourself).", c.store.Root)
+		return
+	}
+	if why, busy := repo.InProgress(ctx); busy {
 		c.printf("[WARN] State not committed: %s in %s. The state files stay changed on disk; finish it and the next cycle commits what it writes.", why, c.store.Root)
 		return
 	}
 	var paths []string
-	for _, p := range append(c.store.Written(), c.changedDomainStateFiles(ctx, repo)...) {
-		if !repo.Ignored(ctx, p) {
+	written := c.store.Written()
+	for _, p := range candidates {
+		// state.json is a candidate only when this cycle wrote it.
+		if !ignored[p] && (p != stateRel || slices.Contains(written, stateRel)) {
 			paths = append(paths, p)
 		}
 	}
-	paths = dedupePaths(paths)
 	domain := f.Domain
 	if domain == "" {
 		domain = "none"
 	}
 	msg := fmt.Sprintf("%s%d -- %s (%s)", commitPrefix, f.Cycle, domain, resultType)
-	commit, err := repo.CommitFiles(ctx, msg, paths)
+	commit, err := repo.CommitOn(ctx, head, msg, paths)
 	if err != nil {
 		c.printf("[WARN] State not committed: %v", err)
 		return
@@ -76,6 +90,9 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 	}
 	c.printf("[Record] Committed %s on branch %s: %s", commit.Short(), commit.Branch, msg)
 	c.printf("[Record]   %d %s: %s", len(commit.Files), commitPlural(len(commit.Files), "file", "files"), fileList(commit.Files))
+	if commit.IndexErr != nil {
+		c.printf("[WARN] The index was not updated to commit %s (%s): `git status` shows its files as changed until `git reset -q -- %s`.", commit.Short(), gitFailure(commit.IndexErr), strings.Join(commit.Files, " "))
+	}
 	c.res.Committed = true
 	if !c.cfg.PushState() {
 		c.printf("[Record] Not pushed: git.push is false in %s (set it to true to push state commits to the branch's upstream).", c.configName())

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,9 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ooda-loop/ooda/internal/clock"
 	"github.com/ooda-loop/ooda/internal/reflect"
-	"github.com/ooda-loop/ooda/internal/skills"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -131,52 +127,6 @@ func TestStep6C5_ReconciliationNeverLowersTotalCyclesAfterAReset(t *testing.T) {
 	if want := max(5, res.Cycle); m.Counters.TotalCycles != want {
 		t.Errorf("total_cycles = %d after cycle #%d, want %d\n%s", m.Counters.TotalCycles, res.Cycle, want, out)
 	}
-}
-
-// A pre-commit hook that never returns held the state commit, and the
-// cycle's lock, for the 2-minute git timeout even after `ooda halt`. The
-// HALT file now stops git as it stops a skill: the commit fails with a
-// warning, the cycle stays recorded, and the lock is released.
-func TestStep6D_HaltStopsAHangingCommitHook(t *testing.T) {
-	dir, _ := gitProject(t, threeDomains, map[string]string{"skill.sh": skillScript})
-	started := filepath.Join(t.TempDir(), "hook-started")
-	write(t, filepath.Join(dir, ".git/hooks/pre-commit"), "#!/bin/sh\n: > \""+started+"\"\nexec sleep 100000\n")
-	os.Chmod(filepath.Join(dir, ".git/hooks/pre-commit"), 0o755)
-	type result struct {
-		res Result
-		out string
-	}
-	done := make(chan result, 1)
-	go func() {
-		var out bytes.Buffer
-		res, _ := RunCycle(context.Background(), Options{Project: dir, Clock: clock.NewFixed(t0), Registry: skills.Registry(), Out: &out})
-		done <- result{res, out.String()}
-	}()
-	for {
-		if _, err := os.Stat(started); err == nil {
-			break
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("the cycle ended before the hook ran: %+v\n%s", r.res, r.out)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	write(t, filepath.Join(dir, "agent/safety/HALT"), "stop\n")
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("HALT did not stop the commit hook")
-	}
-	if r.res.Committed || !strings.Contains(r.out, "[WARN] State not committed: git commit") || !strings.Contains(r.out, "stopped: the HALT file exists") ||
-		!strings.Contains(r.out, "[Record] Cycle #1 recorded") {
-		t.Errorf("%+v\n%s", r.res, r.out)
-	}
-	if st := loadState(t, dir); st.CycleCount != 1 || st.CycleInProgress {
-		t.Errorf("state = %+v", st)
-	}
-	assertStateParses(t, dir)
 }
 
 // A cost ledger dated after today (the clock went back, or a hand edit)

@@ -333,15 +333,20 @@ func (c *cycle) restoreCheckpoint(cp state.Checkpoint) {
 // rollback, the cost cap, the breaker) is its own decision, taken knowing
 // the state still has to be committed, so it stops nothing here.
 func (c *cycle) openRepo(ctx context.Context) (*gitrepo.Repo, bool) {
-	halt := c.haltPath()
-	if c.res.HaltCreated {
-		halt = ""
-	}
-	repo, ok := gitrepo.OpenHalting(ctx, c.store.Root, c.opts.Runner, halt)
+	repo, ok := gitrepo.OpenHalting(ctx, c.store.Root, c.opts.Runner, c.repoHalt())
 	if ok {
 		repo.MaxOutput = c.cfg.Safety.MaxReadBytes()
 	}
 	return repo, ok
+}
+
+// repoHalt is the HALT file that stops the cycle's git commands (see
+// openRepo): none when this cycle wrote it.
+func (c *cycle) repoHalt() string {
+	if c.res.HaltCreated {
+		return ""
+	}
+	return c.haltPath()
 }
 
 // checkpointCommit is the checkpoint's commit as messages quote it (short:

@@ -1,7 +1,9 @@
 // Package gitrepo runs the user's own git binary (their configuration and
 // hooks) on the project through the process runner. It is what Step 6-D
-// uses to commit exactly the state files a cycle wrote. Only the commands
-// that talk to a remote see ooda's credentials (docs/forge.md).
+// uses to commit exactly the state files a cycle wrote, with git's
+// plumbing in a private index, so that neither the user's index nor a
+// commit hook is involved (docs/security.md). Only the commands that talk
+// to a remote see ooda's credentials (docs/forge.md).
 package gitrepo
 
 import (
@@ -10,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -28,11 +31,16 @@ type Repo struct {
 	// a command that prints more fails instead of filling memory. Zero
 	// means DefaultMaxOutput.
 	MaxOutput int64
-	// HaltFile, when set, is the HALT file: a git command (a commit whose
-	// hook sleeps, a push that hangs) is stopped within proc's poll
+	// HaltFile, when set, is the HALT file: a git command (a clean filter
+	// that sleeps, a push that hangs) is stopped within proc's poll
 	// interval of it appearing, and none is started while it exists. The
 	// command then fails with ErrHalted.
 	HaltFile string
+
+	// gitDir is the repository's absolute git directory (the worktree's
+	// own for a linked worktree), "" until known; prefix is Dir's path in
+	// the repository ("svc/", "" at the top).
+	gitDir, prefix string
 }
 
 // ErrHalted is the error of a git command stopped, or not started,
@@ -56,11 +64,40 @@ func OpenHalting(ctx context.Context, dir string, r proc.Runner, haltFile string
 		r = proc.Exec{}
 	}
 	repo := &Repo{Dir: dir, Runner: r, HaltFile: haltFile}
-	out, err := repo.Run(ctx, "rev-parse", "--is-inside-work-tree")
-	if err != nil || strings.TrimSpace(out) != "true" {
+	// The git directory and the prefix come with the same process: the
+	// commit of Step 6-D needs them, and a process costs more than a line.
+	out, err := repo.runStdout(ctx, nil, nil, "rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--show-prefix")
+	if err != nil || !strings.HasPrefix(out, "true\n") {
+		return nil, false
+	}
+	if repo.setLayout(strings.TrimPrefix(out, "true\n")) != nil {
 		return nil, false
 	}
 	return repo, true
+}
+
+// GitDir is the repository's absolute git directory (for a linked
+// worktree, the worktree's own).
+func (r *Repo) GitDir(ctx context.Context) (string, error) {
+	if r.gitDir != "" {
+		return r.gitDir, nil
+	}
+	out, err := r.runStdout(ctx, nil, nil, "rev-parse", "--absolute-git-dir", "--show-prefix")
+	if err != nil {
+		return "", err
+	}
+	return r.gitDir, r.setLayout(out)
+}
+
+// setLayout takes the git directory and the prefix from the lines of
+// `git rev-parse --absolute-git-dir --show-prefix`.
+func (r *Repo) setLayout(out string) error {
+	lines := strings.Split(out, "\n")
+	if len(lines) < 2 || !filepath.IsAbs(lines[0]) {
+		return fmt.Errorf("git rev-parse --absolute-git-dir --show-prefix printed %q", out)
+	}
+	r.gitDir, r.prefix = lines[0], lines[1]
+	return nil
 }
 
 // Error is a failed git command, with what git printed.
@@ -98,17 +135,41 @@ func (r *Repo) runPaths(ctx context.Context, args ...string) (string, error) {
 }
 
 func (r *Repo) run(ctx context.Context, stdin []byte, extraEnv, args []string) (string, error) {
-	limit := r.MaxOutput
-	if limit <= 0 {
-		limit = DefaultMaxOutput
+	return r.runSplit(ctx, stdin, extraEnv, args, nil)
+}
+
+// runStdout is run for a command whose standard output is parsed: what
+// git prints on stderr (a warning) stays out of it, and is in the
+// *Error's Output when the command fails.
+func (r *Repo) runStdout(ctx context.Context, stdin []byte, extraEnv []string, args ...string) (string, error) {
+	stderr := &CappedBuffer{Max: r.maxOutput()}
+	out, err := r.runSplit(ctx, stdin, extraEnv, args, stderr)
+	var ge *Error
+	if errors.As(err, &ge) {
+		ge.Output = strings.TrimSpace(stderr.String() + "\n" + ge.Output)
 	}
-	out := &CappedBuffer{Max: limit}
+	return out, err
+}
+
+func (r *Repo) maxOutput() int64 {
+	if r.MaxOutput <= 0 {
+		return DefaultMaxOutput
+	}
+	return r.MaxOutput
+}
+
+func (r *Repo) runSplit(ctx context.Context, stdin []byte, extraEnv, args []string, stderr *CappedBuffer) (string, error) {
+	out := &CappedBuffer{Max: r.maxOutput()}
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
 	env := append(append(gitEnv(args), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), extraEnv...)
-	res := r.Runner.Run(ctx, proc.Spec{Argv: append([]string{"git", "-C", r.Dir}, args...), Dir: r.Dir, Env: env, Timeout: timeout, Output: out, Stdin: stdin, KillGrace: 2 * time.Second, Light: true, HaltFile: r.HaltFile})
+	spec := proc.Spec{Argv: append([]string{"git", "-C", r.Dir}, args...), Dir: r.Dir, Env: env, Timeout: timeout, Output: out, Stdin: stdin, KillGrace: 2 * time.Second, Light: true, HaltFile: r.HaltFile}
+	if stderr != nil {
+		spec.Stderr = stderr
+	}
+	res := r.Runner.Run(ctx, spec)
 	if res.Halted {
 		return out.String(), fmt.Errorf("git %s: %w", strings.Join(args, " "), ErrHalted)
 	}
@@ -117,6 +178,9 @@ func (r *Repo) run(ctx context.Context, stdin []byte, extraEnv, args []string) (
 	}
 	if out.Exceeded() {
 		return "", fmt.Errorf("git %s: %w (safety.max_read_mib)", strings.Join(args, " "), out.Err())
+	}
+	if stderr != nil && stderr.Exceeded() {
+		return "", fmt.Errorf("git %s: %w (safety.max_read_mib)", strings.Join(args, " "), stderr.Err())
 	}
 	if !res.OK() {
 		return out.String(), &Error{Args: args, Code: res.ExitCode, Output: out.String()}
@@ -256,107 +320,6 @@ func SizeText(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// Ignored reports whether path (relative to the repository) is ignored.
-func (r *Repo) Ignored(ctx context.Context, path string) bool {
-	_, err := r.Run(ctx, "check-ignore", "-q", "--", path)
-	return err == nil
-}
-
-// Busy reports an operation in progress (merge, rebase, cherry-pick) or a
-// detached HEAD: no commit should be made then.
-func (r *Repo) Busy(ctx context.Context) (string, bool) {
-	if _, err := r.Run(ctx, "symbolic-ref", "-q", "HEAD"); err != nil {
-		return "HEAD is detached", true
-	}
-	gitDir, err := r.Run(ctx, "rev-parse", "--absolute-git-dir")
-	if err != nil {
-		return "", false
-	}
-	gitDir = strings.TrimSpace(gitDir)
-	for _, op := range []struct{ file, what string }{
-		{"MERGE_HEAD", "a merge"}, {"rebase-merge", "a rebase"}, {"rebase-apply", "a rebase"},
-		{"CHERRY_PICK_HEAD", "a cherry-pick"}, {"REVERT_HEAD", "a revert"},
-	} {
-		if _, err := os.Stat(gitDir + "/" + op.file); err == nil {
-			return op.what + " is in progress", true
-		}
-	}
-	return "", false
-}
-
-// Commit is a commit of state files: what Step 6-D prints it made.
-type Commit struct {
-	// SHA is the commit's full object name.
-	SHA string
-	// Branch is the branch it was made on ("main"); a commit is never made
-	// on a detached HEAD (Busy).
-	Branch string
-	// Files are the paths the commit changed, relative to Repo.Dir, as git
-	// lists them.
-	Files []string
-}
-
-// Short is the commit's name abbreviated to 7 digits, as people quote it.
-func (c Commit) Short() string { return shortSHA(c.SHA) }
-
-func shortSHA(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
-}
-
-// CommitPaths stages exactly paths and commits only them, whatever else is
-// staged: a user's own staged work is never swept into the commit. It
-// reports committed false when none of the paths changed.
-func (r *Repo) CommitPaths(ctx context.Context, msg string, paths []string) (bool, error) {
-	c, err := r.CommitFiles(ctx, msg, paths)
-	return c != nil, err
-}
-
-// CommitFiles is CommitPaths returning the commit made: its SHA, branch and
-// the files it changed; nil when none of the paths changed. Paths are
-// relative to Repo.Dir and each must exist or be tracked (git add refuses
-// a path that is neither).
-func (r *Repo) CommitFiles(ctx context.Context, msg string, paths []string) (*Commit, error) {
-	if len(paths) == 0 {
-		return nil, nil
-	}
-	if _, err := r.runPaths(ctx, append([]string{"add", "--"}, paths...)...); err != nil {
-		return nil, err
-	}
-	out, err := r.runPaths(ctx, append([]string{"diff", "--cached", "--name-only", "--"}, paths...)...)
-	if err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(out) == "" {
-		return nil, nil
-	}
-	if _, err := r.runPaths(ctx, append([]string{"commit", "--quiet", "-m", msg, "--only", "--"}, paths...)...); err != nil {
-		return nil, err
-	}
-	c := &Commit{}
-	// What the commit holds is read back from it, not assumed from the
-	// paths asked for: unchanged paths are in no commit.
-	sha, err := r.Run(ctx, "rev-parse", "--verify", "HEAD")
-	if err != nil {
-		return nil, err
-	}
-	c.SHA = strings.TrimSpace(sha)
-	branch, _ := r.Run(ctx, "symbolic-ref", "-q", "--short", "HEAD")
-	c.Branch = strings.TrimSpace(branch)
-	files, err := r.Run(ctx, "diff-tree", "-r", "--root", "--no-commit-id", "--name-only", "-z", "--relative", c.SHA)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range strings.Split(files, "\x00") {
-		if f != "" {
-			c.Files = append(c.Files, f)
-		}
-	}
-	return c, nil
 }
 
 // Tracked reports whether path (relative to the repository) is in the

@@ -89,22 +89,32 @@ func TestBusyDetectsDetachedHeadAndMerges(t *testing.T) {
 	}
 }
 
-// A skill or a merged pull request can write .git/hooks and .git/config:
-// a pre-commit hook and a core.fsmonitor command that dump their
-// environment must not find ooda's credentials in it when Step 6-D
-// commits the state files. A push, which may need them for a credential
-// helper, still passes them on (docs/forge.md).
-func TestHooksAndFsmonitorDoNotSeeCredentials(t *testing.T) {
+// A skill or a merged pull request can write .git/hooks and .git/config.
+// The state commit runs no commit hook (docs/security.md); the clean
+// filter and the core.fsmonitor command that .git/config names, which dump
+// their environment, must not find ooda's credentials in it. A push,
+// which may need them for a credential helper, still passes them on
+// (docs/forge.md).
+func TestHooksAndFiltersDoNotSeeCredentials(t *testing.T) {
 	const tok = "ghp_gitrepoHookLeak0123456789"
 	dir, git := setup(t)
 	t.Setenv("GITHUB_TOKEN", tok)
 	t.Setenv("GH_TOKEN", tok)
 	dumps := t.TempDir()
-	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
-	if err := os.WriteFile(hook, []byte("#!/bin/sh\nenv > '"+dumps+"/pre-commit'\n"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, hook := range []string{"pre-commit", "commit-msg", "post-commit"} {
+		if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", hook), []byte("#!/bin/sh\nenv > '"+dumps+"/"+hook+"'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	git("config", "core.fsmonitor", "sh -c 'env > "+dumps+"/fsmonitor'")
+	git("config", "filter.dump.clean", "sh -c 'env > "+dumps+"/filter; cat'")
+	os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("*.json filter=dump\n"), 0o644)
+	git("add", ".gitattributes")
+	git("commit", "-q", "-m", "attributes")
+	os.Remove(filepath.Join(dumps, "fsmonitor"))
+	for _, hook := range []string{"pre-commit", "commit-msg", "post-commit"} {
+		os.Remove(filepath.Join(dumps, hook))
+	}
 	ctx := context.Background()
 	r, ok := Open(ctx, dir, nil)
 	if !ok {
@@ -114,17 +124,29 @@ func TestHooksAndFsmonitorDoNotSeeCredentials(t *testing.T) {
 	if committed, err := r.CommitPaths(ctx, "evolve: cycle #1", []string{"state.json"}); err != nil || !committed {
 		t.Fatalf("committed %v, %v", committed, err)
 	}
-	for _, name := range []string{"pre-commit", "fsmonitor"} {
-		b, err := os.ReadFile(filepath.Join(dumps, name))
-		if err != nil {
-			t.Fatalf("the %s command did not run: %v", name, err)
+	for _, hook := range []string{"pre-commit", "commit-msg", "post-commit"} {
+		if _, err := os.Stat(filepath.Join(dumps, hook)); err == nil {
+			t.Errorf("the %s hook ran for a state commit", hook)
 		}
-		if !strings.Contains(string(b), "GIT_AUTHOR_NAME=") {
-			t.Errorf("%s: not an environment dump: %q", name, b)
-		}
-		if strings.Contains(string(b), tok) {
-			t.Errorf("%s saw the token:\n%s", name, b)
-		}
+	}
+	b, err := os.ReadFile(filepath.Join(dumps, "filter"))
+	if err != nil {
+		t.Fatalf("the clean filter did not run: %v", err)
+	}
+	if !strings.Contains(string(b), "GIT_AUTHOR_NAME=") {
+		t.Errorf("filter: not an environment dump: %q", b)
+	}
+	if strings.Contains(string(b), tok) {
+		t.Errorf("the clean filter saw the token:\n%s", b)
+	}
+	// `git status` runs the fsmonitor command through the same runner.
+	if _, err := r.Run(ctx, "status", "--porcelain"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dumps, "fsmonitor")); err != nil {
+		t.Errorf("the fsmonitor command did not run: %v", err)
+	} else if strings.Contains(string(b), tok) {
+		t.Errorf("the fsmonitor command saw the token:\n%s", b)
 	}
 
 	remote := t.TempDir()
@@ -160,17 +182,17 @@ func TestSubcommandSkipsGitOptions(t *testing.T) {
 	}
 }
 
-// A pre-commit hook that never returns held the commit, and the cycle's
-// lock, until the 2-minute git timeout, whatever the HALT file said. With
-// Repo.HaltFile set the HALT file stops the hook's git, and no further git
-// command starts while it exists.
-func TestHaltFileStopsAHangingHook(t *testing.T) {
-	dir, _ := setup(t)
-	started := filepath.Join(dir, "hook-started")
-	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
-	if err := os.WriteFile(hook, []byte("#!/bin/sh\n: > \""+started+"\"\nexec sleep 100000\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+// A clean filter that never returns (.gitattributes and .git/config are
+// the repository's) held the commit, and the cycle's lock, until the
+// 2-minute git timeout, whatever the HALT file said. With Repo.HaltFile
+// set the HALT file stops the filter's git, the branch does not move, and
+// no further git command starts while it exists.
+func TestHaltFileStopsAHangingFilter(t *testing.T) {
+	dir, git := setup(t)
+	started := filepath.Join(dir, "filter-started")
+	git("config", "filter.hang.clean", "sh -c ': > \""+started+"\"; exec sleep 100000'")
+	os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("state.json filter=hang\n"), 0o644)
+	head := git("rev-parse", "HEAD")
 	halt := filepath.Join(dir, "HALT")
 	ctx := context.Background()
 	r, ok := OpenHalting(ctx, dir, nil, halt)
@@ -191,7 +213,7 @@ func TestHaltFileStopsAHangingHook(t *testing.T) {
 		}
 		select {
 		case err := <-done:
-			t.Fatalf("the commit ended before its hook ran: %v", err)
+			t.Fatalf("the commit ended before its filter ran: %v", err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -211,6 +233,12 @@ func TestHaltFileStopsAHangingHook(t *testing.T) {
 	}
 	if _, ok := OpenHalting(ctx, dir, nil, halt); ok {
 		t.Error("opened while HALT exists")
+	}
+	if now := git("rev-parse", "HEAD"); now != head {
+		t.Errorf("HEAD moved from %s to %s", head, now)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".git", "ooda-index-*")); len(left) != 0 {
+		t.Errorf("the private index was left behind: %v", left)
 	}
 }
 
