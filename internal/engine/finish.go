@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -174,7 +175,14 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	}
 	outcomes := record.AppendOutcome(prior, record.Outcome(f, resultType, quality), cfg.Memory.OutcomesBufferSize)
 	line := record.CycleLogLine(f, resultType, quality)
-	c.rememberWeek(&f, log, outcomes.Entries, conf, &memos)
+	// The files of the record — the lens of 5-E, then the files below —
+	// are made durable together (one batch: each file atomic, the fsyncs
+	// shared, each directory synced once) and before state.json, which
+	// alone says the cycle ended: a crash anywhere in the batch is a
+	// crash before state.json, as it always was.
+	batch := c.store.Batch()
+	bs := batch.Store()
+	c.rememberWeek(bs, &f, log, outcomes.Entries, conf, &memos)
 	// memo_written and last_memo, once every memo of the cycle is written
 	// (Reflect's adjustments and interventions, and the history memos of
 	// every step: a requeued action, a contrarian check, a lens review).
@@ -212,42 +220,42 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		fn   func() error
 	}{
 		{state.SkillGapsFile, func() error {
-			if len(c.gaps) == 0 && !c.gapsTrimmed && c.store.Exists(state.SkillGapsFile) {
+			if len(c.gaps) == 0 && !c.gapsTrimmed && bs.Exists(state.SkillGapsFile) {
 				return nil
 			}
-			return c.store.SaveSkillGaps(snap.SkillGaps)
+			return bs.SaveSkillGaps(snap.SkillGaps)
 		}},
-		{state.MemosFile, func() error { return c.store.SaveMemos(memos) }},
-		{state.ConfidenceFile, func() error { return c.store.SaveConfidence(conf) }},
-		{state.CostLedgerFile, func() error { return c.store.SaveCostLedger(ledger) }},
-		{state.MetricsFile, func() error { return c.store.SaveMetrics(metrics) }},
-		{state.OutcomesFile, func() error { return c.store.SaveOutcomes(outcomes) }},
-		{state.ChangelogFile, func() error { return c.store.PrependChangelog(record.Changelog(f, resultType)) }},
+		{state.MemosFile, func() error { return bs.SaveMemos(memos) }},
+		{state.ConfidenceFile, func() error { return bs.SaveConfidence(conf) }},
+		{state.CostLedgerFile, func() error { return bs.SaveCostLedger(ledger) }},
+		{state.MetricsFile, func() error { return bs.SaveMetrics(metrics) }},
+		{state.OutcomesFile, func() error { return bs.SaveOutcomes(outcomes) }},
+		{state.ChangelogFile, func() error { return bs.PrependChangelog(record.Changelog(f, resultType)) }},
 		{state.ActionQueueFile, func() error {
 			if !c.queueChanged && !c.restoredQueue {
 				return nil
 			}
-			return c.store.SaveActionQueue(c.snap.ActionQueue)
+			return bs.SaveActionQueue(c.snap.ActionQueue)
 		}},
 		{state.GoalsFile, func() error {
 			if !c.goalsChanged {
 				return nil
 			}
-			return c.store.SaveGoals(c.snap.Goals)
+			return bs.SaveGoals(c.snap.Goals)
 		}},
 		{state.CascadesFile, func() error {
 			if !c.cascadesChanged {
 				return nil
 			}
-			return c.store.SaveCascades(c.snap.Cascades)
+			return bs.SaveCascades(c.snap.Cascades)
 		}},
 		{state.ReflectionsFile, func() error {
 			if !c.reflectionsChanged {
 				return nil
 			}
-			return c.store.SaveReflections(c.snap.Reflections)
+			return bs.SaveReflections(c.snap.Reflections)
 		}},
-		{"memory", c.saveMemory},
+		{"memory", func() error { return c.saveMemory(bs) }},
 	}
 	// A write that fails does not stop the others: the skill has run, and
 	// every file that can still record it must. The cycle is then an error
@@ -257,6 +265,21 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	for _, w := range writes {
 		if err := w.fn(); err != nil {
 			failed = append(failed, fmt.Errorf("%s: %w", w.name, err))
+		}
+	}
+	if err := batch.Commit(); err != nil {
+		var be *state.BatchError
+		if !errors.As(err, &be) {
+			failed = append(failed, err)
+		} else {
+			for _, fe := range be.Files {
+				if dir := filepath.Dir(fe.Path); dir != c.store.EvolveDir {
+					// A lens not written is a warning, as in 5-E.
+					c.printf("[WARN] lens of %s not written: %v", filepath.Base(dir), fe.Err)
+					continue
+				}
+				failed = append(failed, fmt.Errorf("%s: %w", filepath.Base(fe.Path), fe.Err))
+			}
 		}
 	}
 	if len(failed) > 0 {

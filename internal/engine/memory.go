@@ -13,8 +13,9 @@ import (
 // rememberWeek is the memory cascade of 6-C4 (one episode per completed
 // ISO week, principles, the contrarian check) and the adaptive lens of 5-E
 // with its contrarian review. log includes this cycle's entry; outcomes
-// include this cycle's outcome.
-func (c *cycle) rememberWeek(f *record.Facts, log []state.DecisionEntry, outcomes []state.Outcome, conf state.Confidence, memos *state.Memos) {
+// include this cycle's outcome. The lens is written through w, the
+// record's batch.
+func (c *cycle) rememberWeek(w *state.Store, f *record.Facts, log []state.DecisionEntry, outcomes []state.Outcome, conf state.Confidence, memos *state.Memos) {
 	cfg, snap := c.cfg, c.snap
 
 	// 6-C4: the episode of the week that just ended, written once.
@@ -106,12 +107,12 @@ func (c *cycle) rememberWeek(f *record.Facts, log []state.DecisionEntry, outcome
 		return
 	}
 	nl, ncl, lr := reflect.UpdateLens(lens, cl, reflect.LensInput{Cycle: f.Cycle, Now: c.now, Domain: d, State: ds, CoAlerts: snap.State.RecentAlerts})
-	if err := c.store.SaveLens(d, nl); err != nil {
+	if err := w.SaveLens(d, nl); err != nil {
 		c.printf("[WARN] lens of %s not written: %v", d, err)
 		return
 	}
 	if len(lr.Changes) > 0 {
-		if err := c.store.SaveLensChangelog(d, ncl); err != nil {
+		if err := w.SaveLensChangelog(d, ncl); err != nil {
 			c.printf("[WARN] lens changelog of %s not written: %v", d, err)
 		}
 		for _, ch := range lr.Changes {
@@ -167,15 +168,16 @@ func recordsContrarianCheck(e state.DecisionEntry) bool {
 	return len(raw) > 0 && raw[0] == '{'
 }
 
-// saveMemory writes what rememberWeek changed.
-func (c *cycle) saveMemory() error {
+// saveMemory writes what rememberWeek changed, through s (the record's
+// batch).
+func (c *cycle) saveMemory(s *state.Store) error {
 	if c.episodesChanged {
-		if err := c.store.SaveEpisodes(c.snap.Episodes); err != nil {
+		if err := s.SaveEpisodes(c.snap.Episodes); err != nil {
 			return fmt.Errorf("episodes: %w", err)
 		}
 	}
 	if c.principlesChanged {
-		if err := c.store.SavePrinciples(c.snap.Principles); err != nil {
+		if err := s.SavePrinciples(c.snap.Principles); err != nil {
 			return fmt.Errorf("principles: %w", err)
 		}
 	}

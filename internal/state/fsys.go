@@ -420,18 +420,15 @@ func (s *Store) WriteProjectFile(path string, data []byte) error {
 // writeFile replaces the project file at p atomically with data, after
 // replacing the value of every known secret with "***": whatever a skill,
 // a judge or a forge echoed into the text, no credential reaches a file
-// that may be committed.
+// that may be committed. A file that already holds exactly those bytes
+// is left in place (and synced); in a batch (Store.Batch) the write waits
+// for Commit.
 func (s *Store) writeFile(p string, data []byte) error {
 	rel, err := s.rel(p)
 	if err != nil {
 		return err
 	}
-	r, err := s.openRoot(true)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	defer r.Close()
-	return writeAtomicIn(r, rel, p, secret.RedactBytes(data), 0o644)
+	return s.writeStaged(rel, p, data)
 }
 
 // appendFile appends one redacted line to the project file at p.

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // fixturesDir holds real agent/state trees written by the original project.
@@ -163,8 +165,28 @@ func TestHelperProcess(t *testing.T) {
 		os.Exit(writeFsizeHelper())
 	case "write-killed":
 		os.Exit(writeKilledHelper())
+	case "cycle-killed-in-batch":
+		os.Exit(cycleKilledInBatchHelper())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown helper role")
 		os.Exit(2)
 	}
+}
+
+// cycleKilledInBatchHelper runs a real cycle (helperCycle) and is killed
+// by SIGKILL in its record's batch once $OODA_KILL_AFTER files are renamed
+// into place, before the next.
+func cycleKilledInBatchHelper() int {
+	after, _ := strconv.Atoi(os.Getenv("OODA_KILL_AFTER"))
+	batchRenameHook = func(renamed, n int) {
+		if n > 1 && renamed == after {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+	now, err := time.Parse(time.RFC3339, os.Getenv("OODA_HELPER_NOW"))
+	if err == nil {
+		err = helperCycle(os.Getenv("OODA_PROJECT"), now)
+	}
+	fmt.Println("NOT KILLED:", err)
+	return 3
 }

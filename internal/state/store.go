@@ -59,6 +59,9 @@ type Store struct {
 	// the next cycle after the recorded ones.
 	recoveredCycle int
 	notices        []string
+	// batch, when set, holds this store's writes until its Commit: the
+	// store is a Batch's (Store.Batch).
+	batch *Batch
 }
 
 // New returns the store of the project at root.
