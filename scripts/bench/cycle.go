@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// binary is one ooda build under test.
+type binary struct {
+	Label string `json:"label"`
+	Path  string `json:"path"`
+	// stats is whether the binary writes OODA_STATS; learned from its
+	// first cycle.
+	stats *bool
+}
+
+// bench holds what every measurement shares.
+type bench struct {
+	ctx    context.Context
+	work   string // temporary directory on the disk under test
+	strace string // path of strace, or ""
+	log    func(format string, args ...any)
+	seq    atomic.Int64
+}
+
+// cycleOutput is the part of `ooda cycle --json` that tells a full cycle
+// from one that stopped early.
+type cycleOutput struct {
+	Status string  `json:"status"`
+	Reason *string `json:"reason"`
+}
+
+// full reports whether out is a cycle that ran to the end: completed, and
+// not the observe-only first cycle or any other early stop.
+func (o cycleOutput) full() bool { return o.Status == "completed" && o.Reason == nil }
+
+func (o cycleOutput) String() string {
+	r := "null"
+	if o.Reason != nil {
+		r = *o.Reason
+	}
+	return fmt.Sprintf("status %q, reason %s", o.Status, r)
+}
+
+// cycle runs one `ooda cycle` process on dir at now and returns its wall
+// time, from before the process starts to after it has exited. With
+// mustBeFull a cycle that stopped early (skipped as too soon, observe-only,
+// halted) or failed is an error: the figures compare full cycles only.
+// extraEnv is added to the environment (a profile file).
+func (b *bench) cycle(bin *binary, dir string, now time.Time, mustBeFull bool, extraEnv ...string) (time.Duration, *Counts, error) {
+	statsFile := filepath.Join(b.work, fmt.Sprintf("stats-%d.json", b.seq.Add(1)))
+	defer os.Remove(statsFile)
+	args := []string{"--project", dir, "--json", "--now", now.Format(time.RFC3339), "cycle"}
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin.Path, args...)
+	cmd.Env = benchEnv(append([]string{"OODA_STATS=" + statsFile}, extraEnv...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %v\n%s", bin.Path, strings.Join(args, " "), err, tail(stderr.Bytes()))
+	}
+	var out cycleOutput
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return 0, nil, fmt.Errorf("%s %s: stdout is not the cycle's JSON: %v\n%s", bin.Path, strings.Join(args, " "), err, tail(stdout.Bytes()))
+	}
+	if mustBeFull && !out.full() {
+		return 0, nil, fmt.Errorf("%s %s: not a full cycle (%s); the figures compare full cycles only\n%s", bin.Path, strings.Join(args, " "), out, tail(stderr.Bytes()))
+	}
+	data, err := os.ReadFile(statsFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if bin.stats == nil {
+			f := false
+			bin.stats = &f
+		}
+		return wall, nil, nil
+	case err != nil:
+		return 0, nil, err
+	}
+	c, err := parseStats(data)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", statsFile, err)
+	}
+	t := true
+	bin.stats = &t
+	return wall, &c, nil
+}
+
+// straceOne counts one full cycle of dir at now with strace, for a binary
+// that writes no OODA_STATS.
+func (b *bench) straceOne(bin *binary, dir string, now time.Time) (*Counts, error) {
+	if b.strace == "" {
+		return nil, nil
+	}
+	args := []string{"--project", dir, "--json", "--now", now.Format(time.RFC3339), "cycle"}
+	c, err := straceCycle(b.ctx, b.strace, bin.Path, args, benchEnv(), b.work)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// project is a fixture project as a side of a pair.
+type project struct {
+	Name string `json:"name"`
+	dir  string
+	// snapshot, when set, is copied over dir before every run, so each
+	// run starts from the same state at the same --now.
+	snapshot string
+	next     time.Time
+}
+
+// run measures one cycle of p.
+func (b *bench) run(bin *binary, p *project, mustBeFull bool, extraEnv ...string) (time.Duration, *Counts, error) {
+	now := p.next
+	if p.snapshot != "" {
+		if err := restore(p.snapshot, p.dir); err != nil {
+			return 0, nil, err
+		}
+	} else {
+		p.next = p.next.Add(time.Hour)
+	}
+	return b.cycle(bin, p.dir, now, mustBeFull, extraEnv...)
+}
+
+// countWithStrace counts one more cycle of p under strace.
+func (b *bench) countWithStrace(bin *binary, p *project) (*Counts, error) {
+	now := p.next
+	if p.snapshot != "" {
+		if err := restore(p.snapshot, p.dir); err != nil {
+			return nil, err
+		}
+	} else {
+		p.next = p.next.Add(time.Hour)
+	}
+	return b.straceOne(bin, p.dir, now)
+}
+
+// floorOnce makes one small file durable the way the state store does:
+// a new temporary file, written, fsynced, closed, renamed over the target,
+// and its directory fsynced. It is the least a durable write can cost on
+// this disk, whatever the program.
+func floorOnce(dir string, data []byte) (time.Duration, error) {
+	start := time.Now()
+	tmp := filepath.Join(dir, ".floor.tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "floor.json")); err != nil {
+		return 0, err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return 0, err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return 0, err
+	}
+	if err := d.Close(); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// floorSamples is how many single durable writes one floor figure is the
+// median of.
+const floorSamples = 21
+
+// floor is the median of floorSamples durable writes of a 4 KiB file (the
+// size of a typical state file) in dir.
+func floor(dir string) (time.Duration, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	data := bytes.Repeat([]byte(`{"k":"v"}`+"\n"), 410)[:4096]
+	ds := make([]time.Duration, 0, floorSamples)
+	for range floorSamples {
+		d, err := floorOnce(dir, data)
+		if err != nil {
+			return 0, fmt.Errorf("durable-write floor in %s: %w", dir, err)
+		}
+		ds = append(ds, d)
+	}
+	return medianDuration(ds), nil
+}
