@@ -13,8 +13,10 @@ ARG ALPINE_VERSION=3.22
 
 FROM golang:${GO_VERSION}-alpine AS build
 WORKDIR /src
-# The modules first, so a source change does not download them again.
+# The modules first, so a source change does not download them again
+# (third_party/ holds a patched module that go.mod replaces).
 COPY go.mod go.sum ./
+COPY third_party/ third_party/
 RUN go mod download
 COPY . .
 # A release tag (v1.4.0) for `ooda version`; empty: "dev".
