@@ -28,12 +28,32 @@ const commitPrefix = "evolve: cycle #"
 // git.push on, push to the current branch's upstream and nowhere else.
 // Every step prints what it did or why it did not. Nothing here can fail
 // the cycle: every problem is a warning.
-func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType string) {
+func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType string, pc *pendingCommit) {
 	if !c.cfg.CommitState() {
 		return
 	}
-	// Opening the repository reads HEAD with the same git process.
-	repo, head, ok, err := gitrepo.OpenHead(ctx, c.store.Root, c.opts.Runner, c.repoHalt())
+	var (
+		repo  *gitrepo.Repo
+		head  gitrepo.Head
+		ok    bool
+		err   error
+		prep  *gitrepo.Prep
+		files []string
+	)
+	if pc != nil {
+		<-pc.done
+		// A HALT file that appeared since is reported as when it is
+		// there from the start.
+		if halted, _ := c.store.HaltExists(c.cfg.Safety.HaltFile); pc.prep.OK && (!halted || c.res.HaltCreated) {
+			prep, files = pc.prep, pc.domain
+			repo, head, ok = prep.Repo, prep.Head, true
+			repo.HaltFile = c.repoHalt()
+		}
+	}
+	if prep == nil {
+		// Opening the repository reads HEAD with the same git process.
+		repo, head, ok, err = gitrepo.OpenHead(ctx, c.store.Root, c.opts.Runner, c.repoHalt())
+	}
 	if !ok {
 		if halted, _ := c.store.HaltExists(c.cfg.Safety.HaltFile); halted && !c.res.HaltCreated {
 			c.printf("[WARN] State not committed: %v.", gitrepo.ErrHalted)
@@ -47,8 +67,16 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 	// One git process answers for every path: state.json first, whose
 	// being ignored means the loop's history never reaches git.
 	candidates := append([]string{stateRel}, c.store.Written()...)
-	candidates = dedupePaths(append(candidates, c.changedDomainStateFiles(ctx, repo)...))
-	ignored, err := repo.IgnoredPaths(ctx, candidates)
+	if prep == nil {
+		files = c.changedDomainStateFiles(ctx, repo)
+	}
+	candidates = dedupePaths(append(candidates, files...))
+	var ignored map[string]bool
+	if prep != nil {
+		ignored, err = prep.IgnoredPaths(ctx, candidates)
+	} else {
+		ignored, err = repo.IgnoredPaths(ctx, candidates)
+	}
 	if err != nil {
 		c.printf("[WARN] State not committed: %v", err)
 		return
@@ -80,7 +108,12 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 		domain = "none"
 	}
 	msg := fmt.Sprintf("%s%d -- %s (%s)", commitPrefix, f.Cycle, domain, resultType)
-	commit, err := repo.CommitOn(ctx, head, msg, paths)
+	var commit *gitrepo.Commit
+	if prep != nil {
+		commit, err = prep.Commit(ctx, msg, paths)
+	} else {
+		commit, err = repo.CommitOn(ctx, head, msg, paths)
+	}
 	if err != nil {
 		c.printf("[WARN] State not committed: %v", err)
 		return
@@ -118,6 +151,61 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 	}
 }
 
+// pendingCommit is the part of Step 6-D that reads only (where HEAD is,
+// which paths git ignores, what the commit is built from), started before
+// Step 6 writes its files and running while they are synced: only what
+// needs the files' bytes is left for after state.json.
+type pendingCommit struct {
+	done chan struct{}
+	prep *gitrepo.Prep
+	// domain is changedDomainStateFiles.
+	domain []string
+}
+
+// prepareCommit starts the pendingCommit of this cycle's state commit;
+// nil when git.commit_state is off. Every path Step 6 may yet write is
+// asked about, so that the commit normally needs no other check-ignore.
+func (c *cycle) prepareCommit(ctx context.Context) *pendingCommit {
+	if !c.cfg.CommitState() {
+		return nil
+	}
+	files := c.domainStateCandidates()
+	paths := append([]string{filepath.Join("agent", "state", "evolve", state.StateFile)}, c.store.Written()...)
+	for _, name := range []string{state.CycleLogFile, state.CycleLogAnnotationsFile} {
+		if rel, err := filepath.Rel(c.store.Root, c.store.EvolvePath(name)); err == nil {
+			paths = append(paths, rel)
+		}
+	}
+	for _, f := range files {
+		paths = append(paths, f.rel)
+	}
+	paths = dedupePaths(paths)
+	pc := &pendingCommit{done: make(chan struct{})}
+	root, runner, halt, max := c.store.Root, c.opts.Runner, c.repoHalt(), c.cfg.Safety.MaxReadBytes()
+	go func() {
+		defer close(pc.done)
+		pc.prep = gitrepo.Prepare(ctx, root, runner, halt, max, paths)
+		if pc.prep.OK {
+			pc.domain = trackedOrChanged(ctx, pc.prep.Repo, files)
+		}
+	}()
+	return pc
+}
+
+// wait waits for the pendingCommit to end, if there is one.
+func (pc *pendingCommit) wait() {
+	if pc != nil {
+		<-pc.done
+	}
+}
+
+// domainFile is the state file of a domain whose skill ran this cycle, and
+// whether the run changed it.
+type domainFile struct {
+	rel     string
+	changed bool
+}
+
 // changedDomainStateFiles are the state files of the domains whose skill
 // ran this cycle that the loop has to commit: those the run changed (the
 // bytes differ from what Observe read), and those git does not track yet
@@ -125,11 +213,28 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 // the run left as it was is not the cycle's to commit, even when it
 // differs from HEAD: that difference is someone else's edit.
 func (c *cycle) changedDomainStateFiles(ctx context.Context, repo *gitrepo.Repo) []string {
+	return trackedOrChanged(ctx, repo, c.domainStateCandidates())
+}
+
+// trackedOrChanged are the files changed, or not tracked by git.
+func trackedOrChanged(ctx context.Context, repo *gitrepo.Repo, files []domainFile) []string {
+	var out []string
+	for _, f := range files {
+		if f.changed || !repo.Tracked(ctx, f.rel) {
+			out = append(out, f.rel)
+		}
+	}
+	return out
+}
+
+// domainStateCandidates are the state files of the domains whose skill ran
+// this cycle, that are regular files in the project.
+func (c *cycle) domainStateCandidates() []domainFile {
 	if c.snap == nil {
 		return nil
 	}
 	ranAt := state.FormatTime(c.now)
-	var out []string
+	var out []domainFile
 	for _, dc := range c.cfg.Domains {
 		if dc.StateFile == "" || c.snap.State.DomainLastRun[dc.Name] != ranAt {
 			continue
@@ -145,9 +250,7 @@ func (c *cycle) changedDomainStateFiles(ctx context.Context, repo *gitrepo.Repo)
 		if fi, err := os.Lstat(abs); err != nil || !fi.Mode().IsRegular() {
 			continue // a skill that wrote no file, or a symlink: nothing to commit
 		}
-		if c.domainStateChanged(dc.Name, dc.StateFile) || !repo.Tracked(ctx, rel) {
-			out = append(out, rel)
-		}
+		out = append(out, domainFile{rel: rel, changed: c.domainStateChanged(dc.Name, dc.StateFile)})
 	}
 	return out
 }

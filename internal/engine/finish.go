@@ -267,6 +267,8 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 			failed = append(failed, fmt.Errorf("%s: %w", w.name, err))
 		}
 	}
+	// 6-D's git processes that only read run while the batch is synced.
+	pending := c.prepareCommit(c.ctx)
 	if err := batch.Commit(); err != nil {
 		var be *state.BatchError
 		if !errors.As(err, &be) {
@@ -334,13 +336,14 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		// Nothing can say the cycle ended: the next cycle's 0-C finds
 		// cycle_in_progress still set and reports it as a crash.
 		c.res.Status = StatusError
+		pending.wait()
 		return *c.res, fmt.Errorf("step 6: %s: %w", state.StateFile, err)
 	}
 	c.printf("[Record] Cycle #%d recorded: %s (%s, quality %.3f).", f.Cycle, orDash(f.Domain), resultType, quality)
 	if _, err := c.store.PruneRuns(f.Cycle); err != nil {
 		c.printf("[WARN] old run files not pruned: %v", err)
 	}
-	c.commitState(c.ctx, f, resultType)
+	c.commitState(c.ctx, f, resultType, pending)
 	c.notifyCycle(c.ctx, f, resultType)
 	if len(c.gaps) > 0 {
 		names := make([]string, 0, len(c.gaps))
