@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/act"
@@ -58,6 +59,9 @@ type skillRun struct {
 	// notStarted: nothing ran (no executor, a command that cannot be
 	// started); errMsg is all there is to say.
 	notStarted bool
+	// pendingLog is the run log of a run that succeeded while it is being
+	// made durable (saveRunLogAsync); nil once written or for a failed run.
+	pendingLog *runLogWrite
 }
 
 // events are the events a skill reported for cascade detection (2-B3):
@@ -162,7 +166,11 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	if tail.Truncated() {
 		logData = append([]byte("[output truncated to the last 1 MiB]\n"), logData...)
 	}
-	c.saveRunLog(&r, logData)
+	if resp.OK {
+		r.pendingLog = c.saveRunLogAsync(&r, logData)
+	} else {
+		c.saveRunLog(&r, logData)
+	}
 	r.halted, r.canceled, r.timedOut = resp.Halted, resp.Canceled, resp.TimedOut
 	r.notStarted = resp.NotStarted
 	if !resp.OK {
@@ -295,6 +303,9 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 		f.Focus = focus
 	}
 	run := c.runSkill(ctx, obs, w.Domain, w.Skill, w.Confidence, focus)
+	// Whatever path execute leaves by, the run log is on disk when it
+	// returns.
+	defer c.awaitRunLog(run.pendingLog)
 	c.primary = run
 	if rotating && run.started {
 		ts := state.FormatTime(c.now)
@@ -322,6 +333,7 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 	}
 	c.runChain(ctx, f, obs, w, run, gated)
 	c.detectNewPRs(ctx, f)
+	c.awaitRunLog(run.pendingLog)
 	if f.PRNumber != nil && c.res.Status != StatusHalted {
 		c.postProcessPR(ctx, f, *f.PRNumber, c.prRun)
 	}
@@ -391,6 +403,48 @@ func (c *cycle) saveRunLog(r *skillRun, data []byte) {
 	if rel, err := filepath.Rel(c.store.Root, r.logPath); err == nil {
 		r.logPath = rel
 	}
+}
+
+// runLogWrite is a run log being made durable while the cycle goes on.
+type runLogWrite struct {
+	done chan struct{}
+	err  error
+	once sync.Once
+}
+
+// saveRunLogAsync is saveRunLog for a run that succeeded, whose log path
+// is shown nowhere: the write (a file and a directory fsync) overlaps what
+// follows the skill, the check for new PRs above all, instead of being
+// waited for. It is as durable as before by the time the cycle records
+// anything: awaitRunLog is called before another skill starts and before
+// execute returns, so Step 6 never runs with the write pending, and a
+// crash in between leaves what a crash during a synchronous write leaves.
+func (c *cycle) saveRunLogAsync(r *skillRun, data []byte) *runLogWrite {
+	w := &runLogWrite{done: make(chan struct{})}
+	cycle, skill := c.res.Cycle, r.skill
+	r.logPath = c.store.RunLogPath(cycle, skill)
+	if rel, err := filepath.Rel(c.store.Root, r.logPath); err == nil {
+		r.logPath = rel
+	}
+	go func() {
+		defer close(w.done)
+		w.err = c.store.SaveRunLog(cycle, skill, data)
+	}()
+	return w
+}
+
+// awaitRunLog waits for a run log written by saveRunLogAsync and warns,
+// once, when it could not be kept.
+func (c *cycle) awaitRunLog(w *runLogWrite) {
+	if w == nil {
+		return
+	}
+	<-w.done
+	w.once.Do(func() {
+		if w.err != nil {
+			c.printf("[WARN] could not keep the run log: %v", w.err)
+		}
+	})
 }
 
 // printFailureLog shows why a skill failed without opening its log: the
@@ -540,7 +594,11 @@ func (c *cycle) runChain(ctx context.Context, f *record.Facts, obs *observe.Obse
 			c.printf("[Act] Chain trigger: %s → %s starting...", st.condition, target)
 		}
 		ran[config.SkillKey(target)] = true
+		// Another skill may read the runs directory, or be the same
+		// skill and write the same log.
+		c.awaitRunLog(primary.pendingLog)
 		run := c.runSkill(ctx, obs, c.domainOf(target, w.Domain), target, w.Confidence, "")
+		c.awaitRunLog(run.pendingLog)
 		f.Chain = append(f.Chain, target)
 		f.CostUSD += run.cost
 		if !c.absorbFailure(f, run, false) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -92,6 +94,9 @@ type Git struct {
 	lag      int
 	notes    []CursorNote
 	fallback int // scanFallbackCommits when 0
+	// lastView is the last reading of the refs, with the fingerprint of
+	// the ref storage it was read from; nil when it has none.
+	lastView *viewAt
 }
 
 var _ Forge = (*Git)(nil)
@@ -167,20 +172,51 @@ type gitView struct {
 }
 
 func (g *Git) view(ctx context.Context) (*gitView, error) {
-	out, err := g.run(ctx, "for-each-ref", "--format=%(refname)%00%(objectname)",
+	// Taken before the refs are read: a ref that changes in between makes
+	// the next fingerprint differ, so a reading is only ever reused for
+	// the storage it was read from or an older one.
+	fp, fpOK := g.refsFingerprint()
+	v, err := g.readView(ctx)
+	g.mu.Lock()
+	g.lastView = nil
+	if err == nil && fpOK {
+		g.lastView = &viewAt{view: v, fingerprint: fp}
+	}
+	g.mu.Unlock()
+	return v, err
+}
+
+// viewAt is a view and the fingerprint of the ref storage it was read
+// from.
+type viewAt struct {
+	view        *gitView
+	fingerprint string
+}
+
+func (g *Git) readView(ctx context.Context) (*gitView, error) {
+	// One process reads every ref that matters and, through %(symref),
+	// where <remote>/HEAD points: the default branch is found without a
+	// second git process (remoteHead).
+	out, err := g.run(ctx, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)",
 		"refs/heads", "refs/remotes/"+g.remote, strings.TrimSuffix(ClosedRefPrefix, "/"))
 	if err != nil {
 		return nil, err
 	}
 	v := &gitView{remoteName: g.remote, local: map[string]string{}, remote: map[string]string{}, closed: map[string]string{}}
+	refs := refListing{symrefs: map[string]string{}, listed: map[string]bool{}}
 	remotePrefix := "refs/remotes/" + g.remote + "/"
 	for _, line := range strings.Split(out, "\n") {
-		ref, sha, ok := strings.Cut(line, "\x00")
+		ref, rest, ok := strings.Cut(line, "\x00")
+		sha, target, _ := strings.Cut(rest, "\x00")
 		// git lists only refs whose names it accepts, but "refs/heads/-x"
 		// is one of them: every name and id is checked before it can
 		// reach an argv or a log line.
 		if !ok || !gitrepo.ValidSHA(sha) || gitrepo.CheckRefName(ref) != nil {
 			continue
+		}
+		refs.listed[ref] = true
+		if target != "" {
+			refs.symrefs[ref] = target
 		}
 		switch {
 		case strings.HasPrefix(ref, "refs/heads/"):
@@ -199,7 +235,7 @@ func (g *Git) view(ctx context.Context) (*gitView, error) {
 	}
 	v.defName = g.defaultBranch
 	if v.defName == "" {
-		v.defName = g.detectDefault(ctx, v)
+		v.defName = g.detectDefault(ctx, v, refs)
 	}
 	if _, ok := v.local[v.defName]; ok {
 		v.defaults = append(v.defaults, "refs/heads/"+v.defName)
@@ -214,10 +250,17 @@ func (g *Git) view(ctx context.Context) (*gitView, error) {
 	return v, nil
 }
 
-func (g *Git) detectDefault(ctx context.Context, v *gitView) string {
+// refListing is what one for-each-ref listed: every ref, and the target
+// of each symbolic one.
+type refListing struct {
+	symrefs map[string]string
+	listed  map[string]bool
+}
+
+func (g *Git) detectDefault(ctx context.Context, v *gitView, refs refListing) string {
 	prefix := "refs/remotes/" + g.remote + "/"
-	if out, err := g.run(ctx, "symbolic-ref", "--quiet", prefix+"HEAD"); err == nil {
-		if name, ok := strings.CutPrefix(strings.TrimSpace(out), prefix); ok && gitrepo.ValidBranchName(name) {
+	if target, ok := g.remoteHead(ctx, prefix+"HEAD", refs); ok {
+		if name, ok := strings.CutPrefix(target, prefix); ok && gitrepo.ValidBranchName(name) {
 			return name
 		}
 	}
@@ -227,6 +270,172 @@ func (g *Git) detectDefault(ctx context.Context, v *gitView) string {
 		return "main"
 	}
 	return "master"
+}
+
+// maxSymrefDepth is how many symbolic refs git follows before it gives up
+// (SYMREF_MAXDEPTH).
+const maxSymrefDepth = 5
+
+// remoteHead answers what `git symbolic-ref --quiet <head>` would print:
+// the ref that head finally points to, following symbolic refs, and false
+// when head is no symbolic ref. The listing answers it without a process
+// when head and every ref on its way are in it; git is asked only when
+// they are not: a symbolic ref whose target does not exist (the remote's
+// default branch was deleted by a prune) is missing from any listing, yet
+// git still names its target.
+func (g *Git) remoteHead(ctx context.Context, head string, refs refListing) (string, bool) {
+	switch {
+	case refs.listed[head]:
+		ref := head
+		for range maxSymrefDepth {
+			target, sym := refs.symrefs[ref]
+			if !sym {
+				if ref == head {
+					// A ref, but not a symbolic one.
+					return "", false
+				}
+				return ref, true
+			}
+			if !refs.listed[target] {
+				// Outside the listing, or dangling: only git can tell.
+				return g.symbolicRef(ctx, head)
+			}
+			ref = target
+		}
+		return g.symbolicRef(ctx, head)
+	case g.certainlyAbsent(head):
+		return "", false
+	}
+	return g.symbolicRef(ctx, head)
+}
+
+func (g *Git) symbolicRef(ctx context.Context, ref string) (string, bool) {
+	out, err := g.run(ctx, "symbolic-ref", "--quiet", ref)
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(out), true
+}
+
+// certainlyAbsent reports whether ref certainly does not exist in the
+// repository, not even as a symbolic ref to nothing, which no listing
+// shows. It is sure only in the common layout: the working tree's own
+// .git directory, a repository git itself would accept there (so that git
+// does not look further up), with loose and packed refs — and a
+// symbolic ref is always a loose file, never packed. Anything else (a
+// linked worktree, a reftable repository, a .git file, a project inside
+// a larger repository) is left to git.
+func (g *Git) certainlyAbsent(ref string) bool {
+	gitDir, ok := g.plainGitDir()
+	if !ok {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(gitDir, filepath.FromSlash(ref)))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// plainGitDir returns the working tree's .git directory when git itself
+// reads the refs from there, as loose files and packed-refs.
+func (g *Git) plainGitDir() (string, bool) {
+	gitDir := filepath.Join(g.dir, ".git")
+	if fi, err := os.Lstat(gitDir); err != nil || !fi.IsDir() {
+		return "", false
+	}
+	for _, d := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(gitDir, d)); err != nil || !fi.IsDir() {
+			return "", false
+		}
+	}
+	if !validHeadFile(filepath.Join(gitDir, "HEAD")) {
+		return "", false
+	}
+	for _, other := range []string{"commondir", "reftable"} {
+		if _, err := os.Lstat(filepath.Join(gitDir, other)); !errors.Is(err, fs.ErrNotExist) {
+			return "", false
+		}
+	}
+	return gitDir, true
+}
+
+// refsFingerprint describes every file and directory that holds the refs
+// a view reads (packed-refs and the loose refs under refs/heads, the
+// remote's tracking refs and the closing markers): name, inode, size,
+// mode, modification and change times. git replaces a ref by renaming a
+// new file over it, so a ref that changed has a new inode and new times
+// and its directory new times; a new or deleted ref changes the names.
+// false when the repository is not laid out as plainGitDir requires, a
+// ref is a symbolic link, or anything cannot be read: the refs are then
+// read by git. (What no file of the ref storage shows, an object a ref
+// names appearing or vanishing, is not seen: a view lists a ref only if
+// its commit exists.)
+func (g *Git) refsFingerprint() (string, bool) {
+	gitDir, ok := g.plainGitDir()
+	if !ok {
+		return "", false
+	}
+	var b strings.Builder
+	add := func(rel string, fi fs.FileInfo) bool {
+		id, ok := fileIdentity(fi)
+		if !ok || fi.Mode()&fs.ModeSymlink != 0 {
+			return false
+		}
+		fmt.Fprintf(&b, "%q %s %d %o %d\n", rel, id, fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
+		return true
+	}
+	switch fi, err := os.Lstat(filepath.Join(gitDir, "packed-refs")); {
+	case errors.Is(err, fs.ErrNotExist):
+		b.WriteString("packed-refs absent\n")
+	case err != nil || !add("packed-refs", fi):
+		return "", false
+	}
+	for _, top := range []string{"refs/heads", "refs/remotes/" + g.remote, strings.TrimSuffix(ClosedRefPrefix, "/")} {
+		root := filepath.Join(gitDir, filepath.FromSlash(top))
+		if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(&b, "%q absent\n", top)
+			continue
+		}
+		failed := false
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(gitDir, p)
+			if err != nil || !add(filepath.ToSlash(rel), fi) {
+				failed = true
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if err != nil || failed {
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// validHeadFile reports whether a HEAD file is one git accepts when it
+// looks for a repository (validate_headref): "ref: refs/…" or a commit id.
+// A symbolic link, which git also accepts, is left to git.
+func validHeadFile(path string) bool {
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, _ := io.ReadFull(f, buf)
+	head := strings.TrimSpace(string(buf[:n]))
+	if target, ok := strings.CutPrefix(head, "ref:"); ok {
+		return strings.HasPrefix(strings.TrimLeft(target, " \t"), "refs/")
+	}
+	return gitrepo.ValidSHA(head)
 }
 
 func (g *Git) underPrefix(branch string) bool {
@@ -486,6 +695,10 @@ func (g *Git) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
+	return g.statusOf(ctx, v)
+}
+
+func (g *Git) statusOf(ctx context.Context, v *gitView) (Status, error) {
 	prs, err := g.classify(ctx, v)
 	if err != nil {
 		return Status{}, err
@@ -509,13 +722,38 @@ func (g *Git) Status(ctx context.Context) (Status, error) {
 
 // OpenPRs lists the open PR branches, newest first, as Status does. What
 // the history told an earlier call in this process is reused: only new
-// tips and new commits on the default branch are read.
+// tips and new commits on the default branch are read. When not one file
+// of the ref storage changed since the last reading of the refs (a skill
+// that pushed no branch), that reading is reused too, and no git process
+// starts at all (refsFingerprint).
 func (g *Git) OpenPRs(ctx context.Context) ([]PR, error) {
-	st, err := g.Status(ctx)
+	v := g.unchangedView()
+	if v == nil {
+		var err error
+		if v, err = g.view(ctx); err != nil {
+			return nil, err
+		}
+	}
+	st, err := g.statusOf(ctx, v)
 	if err != nil {
 		return nil, err
 	}
 	return st.Open, nil
+}
+
+// unchangedView returns the last view read when the ref storage is
+// exactly as it was then, nil otherwise.
+func (g *Git) unchangedView() *gitView {
+	g.mu.Lock()
+	last := g.lastView
+	g.mu.Unlock()
+	if last == nil {
+		return nil
+	}
+	if fp, ok := g.refsFingerprint(); ok && fp == last.fingerprint {
+		return last.view
+	}
+	return nil
 }
 
 // find classifies the branches and returns the one with this number.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/config"
@@ -26,8 +27,24 @@ func Select(ctx context.Context, cfg *config.Config, root string) (Forge, error)
 	if provider == "none" {
 		return nil, nil
 	}
-	origin := gitOutput(ctx, root, "remote", "get-url", "origin")
-	isRepo := gitOutput(ctx, root, "rev-parse", "--is-inside-work-tree") == "true"
+	// Each answer costs a git process, so each is asked only when the
+	// choice may depend on it (a plain-git project never needs its
+	// origin's URL, a GitHub one never needs to know it is a working
+	// tree), and the two run side by side when both may be needed.
+	var isRepo func() bool
+	if provider == "auto" && fc.Repo == "" {
+		done := make(chan bool, 1)
+		go func() { done <- gitOutput(ctx, root, "rev-parse", "--is-inside-work-tree") == "true" }()
+		isRepo = sync.OnceValue(func() bool { return <-done })
+		// Not left running whatever Select returns.
+		defer isRepo()
+	} else {
+		isRepo = func() bool { return gitOutput(ctx, root, "rev-parse", "--is-inside-work-tree") == "true" }
+	}
+	origin := ""
+	if fc.Repo == "" && provider != "git" {
+		origin = gitOutput(ctx, root, "remote", "get-url", "origin")
+	}
 	repo := fc.Repo
 	onGitHub := false
 	if repo == "" {
@@ -39,11 +56,13 @@ func Select(ctx context.Context, cfg *config.Config, root string) (Forge, error)
 		switch {
 		case repo != "" && (fc.Repo != "" || onGitHub):
 			provider = "github"
-		case isRepo:
+		case isRepo():
 			provider = "git"
 		default:
 			return nil, nil
 		}
+	} else if provider == "git" && !isRepo() {
+		return nil, fmt.Errorf("forge git: %s is not a git repository", root)
 	}
 	switch provider {
 	case "github":
@@ -71,9 +90,6 @@ func Select(ctx context.Context, cfg *config.Config, root string) (Forge, error)
 		}
 		return gh, nil
 	case "git":
-		if !isRepo {
-			return nil, fmt.Errorf("forge git: %s is not a git repository", root)
-		}
 		var prefixes []string
 		seen := map[string]bool{}
 		for _, d := range cfg.Domains {

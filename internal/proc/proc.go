@@ -76,7 +76,9 @@ type Spec struct {
 	KillGrace time.Duration
 	// OnStart, when set, is called with the process group id as soon as the
 	// process has started, so a caller can record which group is its own
-	// (the cycle lock does, to stay live while an orphaned skill runs).
+	// (the cycle lock does, to stay live while an orphaned skill runs). It
+	// runs beside the process, so that a durable record it makes costs a
+	// short process no time of its own, and Run returns only after it has.
 	OnStart func(pgid int)
 	// OutputWait bounds how long output is still read once the direct child
 	// has exited, for a background process that inherited its output and
@@ -218,11 +220,14 @@ func (e Exec) Run(ctx context.Context, s Spec) Result {
 	}
 	// The child leads a new group whose id is its pid.
 	pgid := cmd.Process.Pid
-	if s.OnStart != nil {
-		s.OnStart(pgid)
-	}
 	waited := make(chan struct{})
 	go func() {
+		if s.OnStart != nil {
+			// Before the child is waited for: until then it cannot be
+			// reaped, even if it has exited, so its pid is not reused
+			// and what OnStart reads of it (its start time) is its own.
+			s.OnStart(pgid)
+		}
 		// The error only repeats what ProcessState says, or that output
 		// was cut after OutputWait, which is documented behaviour.
 		_ = cmd.Wait()

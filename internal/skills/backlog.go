@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -447,7 +446,7 @@ func backlogRice(item backlogIssue, ext config.RiceExtensions) float64 {
 // title starts with it, so a number quoted later in a title (another
 // skill's "flaky since #12", an issue titled "Issue #5: …") is never
 // taken for it.
-var backlogTitleRE = regexp.MustCompile(`^Issue #([0-9]{1,9}): `)
+var backlogTitleRE = lazyRegexp(`^Issue #([0-9]{1,9}): `)
 
 // backlogActionTitle is the title of the action for an issue: its number
 // first, which is how later runs know the queue already holds it.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -105,7 +104,7 @@ func lintRoots(projectDir string) []string {
 // line-oriented tool prints (go vet, ruff, flake8, clippy's short format,
 // rubocop's emacs format); the column is optional. go vet prefixes a type
 // error with "vet: ".
-var lintLineRE = regexp.MustCompile(`^(?:vet: )?([^:\s][^:]*?):(\d+):(?:(\d+):)?\s*(.+)$`)
+var lintLineRE = lazyRegexp(`^(?:vet: )?([^:\s][^:]*?):(\d+):(?:(\d+):)?\s*(.+)$`)
 
 // lintLines splits output into lines, the escape sequences removed.
 func lintLines(out []byte) []string {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -560,7 +559,7 @@ func (o *testsOutcome) summary() string {
 	return b.String()
 }
 
-var goModuleRE = regexp.MustCompile(`(?m)^module\s+"?([^\s"]+)"?\s*$`)
+var goModuleRE = lazyRegexp(`(?m)^module\s+"?([^\s"]+)"?\s*$`)
 
 // goModule is the module path in the project's go.mod, "" when there is
 // none: it maps a package that go test names to its directory.

@@ -3,7 +3,6 @@ package skills
 import (
 	"encoding/json"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,7 +54,7 @@ func (r *testRun) addFailure(f testFailure) {
 // and cursor movement: CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \) and
 // the two-byte escapes. Every built-in strips them with it before it
 // parses or keeps what a tool or a forge said.
-var ansiRE = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]`)
+var ansiRE = lazyRegexp(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]`)
 
 // cleanOutput strips control sequences and carriage-return redraws from a
 // runner's output and splits it into lines: what a terminal would finally
@@ -103,15 +102,15 @@ func parseTestOutput(lines []string) testRun {
 }
 
 var (
-	goFailRE     = regexp.MustCompile(`^(\s*)--- FAIL: (\S+)`)
-	goPassRE     = regexp.MustCompile(`^\s*--- PASS: \S+`)
-	goSkipRE     = regexp.MustCompile(`^\s*--- SKIP: \S+`)
-	goRunRE      = regexp.MustCompile(`^=== (?:RUN|CONT|PAUSE|NAME)\s+(\S+)`)
-	goOkRE       = regexp.MustCompile(`^ok\s+(\S+)\s+(?:\(cached\)|[0-9.]+s)(?:.*?\scoverage: ([0-9.]+)% of statements)?`)
-	goPkgFailRE  = regexp.MustCompile(`^FAIL\s+(\S+)\s+(\[[a-z ]+ failed\]|\(cached\)|[0-9.]+s)`)
-	goBareCovRE  = regexp.MustCompile(`^coverage: ([0-9.]+)% of statements`)
-	goNoTestsRE  = regexp.MustCompile(`^\s+(\S+)\s+coverage: ([0-9.]+)% of statements\s*$`)
-	goFileLineRE = regexp.MustCompile(`^\s+([\w.\-/]+\.go):\d+:`)
+	goFailRE     = lazyRegexp(`^(\s*)--- FAIL: (\S+)`)
+	goPassRE     = lazyRegexp(`^\s*--- PASS: \S+`)
+	goSkipRE     = lazyRegexp(`^\s*--- SKIP: \S+`)
+	goRunRE      = lazyRegexp(`^=== (?:RUN|CONT|PAUSE|NAME)\s+(\S+)`)
+	goOkRE       = lazyRegexp(`^ok\s+(\S+)\s+(?:\(cached\)|[0-9.]+s)(?:.*?\scoverage: ([0-9.]+)% of statements)?`)
+	goPkgFailRE  = lazyRegexp(`^FAIL\s+(\S+)\s+(\[[a-z ]+ failed\]|\(cached\)|[0-9.]+s)`)
+	goBareCovRE  = lazyRegexp(`^coverage: ([0-9.]+)% of statements`)
+	goNoTestsRE  = lazyRegexp(`^\s+(\S+)\s+coverage: ([0-9.]+)% of statements\s*$`)
+	goFileLineRE = lazyRegexp(`^\s+([\w.\-/]+\.go):\d+:`)
 )
 
 // parseGoPlain reads `go test` output (with or without -v and -cover).
@@ -335,12 +334,12 @@ func parseGoJSON(lines []string, r *testRun) bool {
 }
 
 var (
-	cargoResultRE = regexp.MustCompile(`^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored;`)
-	cargoFailRE   = regexp.MustCompile(`^test (\S+)(?: - should panic)? \.\.\. FAILED$`)
-	cargoStdoutRE = regexp.MustCompile(`^---- (\S+) stdout ----$`)
-	cargoPanicRE  = regexp.MustCompile(`panicked at (?:'.*', )?([\w.\-/]+\.rs):\d+:\d+`)
-	cargoBuildRE  = regexp.MustCompile("^error(?:\\[E\\d+\\])?: could not compile `([^`]+)`")
-	tarpaulinRE   = regexp.MustCompile(`^([0-9.]+)% coverage, \d+/\d+ lines covered`)
+	cargoResultRE = lazyRegexp(`^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored;`)
+	cargoFailRE   = lazyRegexp(`^test (\S+)(?: - should panic)? \.\.\. FAILED$`)
+	cargoStdoutRE = lazyRegexp(`^---- (\S+) stdout ----$`)
+	cargoPanicRE  = lazyRegexp(`panicked at (?:'.*', )?([\w.\-/]+\.rs):\d+:\d+`)
+	cargoBuildRE  = lazyRegexp("^error(?:\\[E\\d+\\])?: could not compile `([^`]+)`")
+	tarpaulinRE   = lazyRegexp(`^([0-9.]+)% coverage, \d+/\d+ lines covered`)
 )
 
 // parseCargo reads `cargo test`: a "test result" line per test binary, a
@@ -393,11 +392,11 @@ func parseCargo(lines []string, r *testRun) bool {
 }
 
 var (
-	pytestSummaryRE = regexp.MustCompile(`^=*\s*((?:\d+ [a-z]+(?:, )?)+|no tests ran) in [0-9.]+s(?: \([^)]*\))?\s*=*$`)
-	pytestCountRE   = regexp.MustCompile(`(\d+) ([a-z]+)`)
-	pytestFailedRE  = regexp.MustCompile(`^(FAILED|ERROR) (\S+?)(?: - .*)?$`)
-	pytestHeaderRE  = regexp.MustCompile(`^_{3,} (.+?) _{3,}$`)
-	pytestTotalRE   = regexp.MustCompile(`^TOTAL\s+(?:\d+\s+)+([0-9.]+)%\s*$`)
+	pytestSummaryRE = lazyRegexp(`^=*\s*((?:\d+ [a-z]+(?:, )?)+|no tests ran) in [0-9.]+s(?: \([^)]*\))?\s*=*$`)
+	pytestCountRE   = lazyRegexp(`(\d+) ([a-z]+)`)
+	pytestFailedRE  = lazyRegexp(`^(FAILED|ERROR) (\S+?)(?: - .*)?$`)
+	pytestHeaderRE  = lazyRegexp(`^_{3,} (.+?) _{3,}$`)
+	pytestTotalRE   = lazyRegexp(`^TOTAL\s+(?:\d+\s+)+([0-9.]+)%\s*$`)
 )
 
 // parsePytest reads pytest's final summary line (with or without -q), its
@@ -460,11 +459,11 @@ func parsePytest(lines []string, r *testRun) bool {
 }
 
 var (
-	unittestRanRE    = regexp.MustCompile(`^Ran (\d+) tests? in [0-9.]+s$`)
-	unittestResultRE = regexp.MustCompile(`^(OK|FAILED)(?: \((.*)\))?$`)
-	unittestFailRE   = regexp.MustCompile(`^(?:FAIL|ERROR): (\S+) \((.+?)\)`)
-	unittestFileRE   = regexp.MustCompile(`^\s+File "(.+?)", line \d+`)
-	unittestCountRE  = regexp.MustCompile(`([a-z ]+)=(\d+)`)
+	unittestRanRE    = lazyRegexp(`^Ran (\d+) tests? in [0-9.]+s$`)
+	unittestResultRE = lazyRegexp(`^(OK|FAILED)(?: \((.*)\))?$`)
+	unittestFailRE   = lazyRegexp(`^(?:FAIL|ERROR): (\S+) \((.+?)\)`)
+	unittestFileRE   = lazyRegexp(`^\s+File "(.+?)", line \d+`)
+	unittestCountRE  = lazyRegexp(`([a-z ]+)=(\d+)`)
 )
 
 // parseUnittest reads Python's unittest (and what builds on it: Django's
@@ -519,10 +518,10 @@ func parseUnittest(lines []string, r *testRun) bool {
 }
 
 var (
-	jestTestsRE  = regexp.MustCompile(`^Tests:\s+(.*?),?\s*(\d+) total\s*$`)
-	jestCountRE  = regexp.MustCompile(`(\d+) ([a-z]+)`)
-	jestFileRE   = regexp.MustCompile(`^\s*FAIL\s+(\S+)\s*$`)
-	jestBulletRE = regexp.MustCompile(`^\s*● (.+?)\s*$`)
+	jestTestsRE  = lazyRegexp(`^Tests:\s+(.*?),?\s*(\d+) total\s*$`)
+	jestCountRE  = lazyRegexp(`(\d+) ([a-z]+)`)
+	jestFileRE   = lazyRegexp(`^\s*FAIL\s+(\S+)\s*$`)
+	jestBulletRE = lazyRegexp(`^\s*● (.+?)\s*$`)
 )
 
 // parseJest reads Jest: the "Tests:" summary line, the "FAIL <file>"
@@ -574,10 +573,10 @@ func parseJest(lines []string, r *testRun) bool {
 }
 
 var (
-	vitestTestsRE = regexp.MustCompile(`^\s*Tests\s+(.+?)\s*\((\d+)\)\s*$`)
-	vitestFilesRE = regexp.MustCompile(`^\s*Test Files\s+`)
-	vitestFailRE  = regexp.MustCompile(`^\s*FAIL\s+(\S+) > (.+?)\s*$`)
-	vitestSuiteRE = regexp.MustCompile(`^\s*FAIL\s+(\S+)\s+\[ .+ \]\s*$`)
+	vitestTestsRE = lazyRegexp(`^\s*Tests\s+(.+?)\s*\((\d+)\)\s*$`)
+	vitestFilesRE = lazyRegexp(`^\s*Test Files\s+`)
+	vitestFailRE  = lazyRegexp(`^\s*FAIL\s+(\S+) > (.+?)\s*$`)
+	vitestSuiteRE = lazyRegexp(`^\s*FAIL\s+(\S+)\s+\[ .+ \]\s*$`)
 )
 
 // parseVitest reads Vitest: the "Test Files" and "Tests" summary lines
@@ -630,11 +629,11 @@ func parseVitest(lines []string, r *testRun) bool {
 }
 
 var (
-	mochaPassingRE = regexp.MustCompile(`^\s+(\d+) passing \(`)
-	mochaFailingRE = regexp.MustCompile(`^\s+(\d+) failing\s*$`)
-	mochaPendingRE = regexp.MustCompile(`^\s+(\d+) pending\s*$`)
-	mochaNumRE     = regexp.MustCompile(`^  (\d+)\) (.+?)\s*$`)
-	mochaStackRE   = regexp.MustCompile(`^\s+at .*?\(?((?:[A-Za-z]:)?[^\s():]+\.(?:[cm]?[jt]sx?)):\d+:\d+\)?$`)
+	mochaPassingRE = lazyRegexp(`^\s+(\d+) passing \(`)
+	mochaFailingRE = lazyRegexp(`^\s+(\d+) failing\s*$`)
+	mochaPendingRE = lazyRegexp(`^\s+(\d+) pending\s*$`)
+	mochaNumRE     = lazyRegexp(`^  (\d+)\) (.+?)\s*$`)
+	mochaStackRE   = lazyRegexp(`^\s+at .*?\(?((?:[A-Za-z]:)?[^\s():]+\.(?:[cm]?[jt]sx?)):\d+:\d+\)?$`)
 )
 
 // parseMocha reads Mocha's spec reporter: the "N passing", "N failing"
@@ -707,9 +706,9 @@ func parseMocha(lines []string, r *testRun) bool {
 }
 
 var (
-	genericPassRE = regexp.MustCompile(`(?i)\b(\d+)\s+(?:tests?\s+)?(?:passed|passing|pass|ok|succeeded)\b`)
-	genericFailRE = regexp.MustCompile(`(?i)\b(\d+)\s+(?:tests?\s+)?(?:failed|failing|failures?|fail)\b`)
-	genericSkipRE = regexp.MustCompile(`(?i)\b(\d+)\s+(?:tests?\s+)?(?:skipped|pending|ignored)\b`)
+	genericPassRE = lazyRegexp(`(?i)\b(\d+)\s+(?:tests?\s+)?(?:passed|passing|pass|ok|succeeded)\b`)
+	genericFailRE = lazyRegexp(`(?i)\b(\d+)\s+(?:tests?\s+)?(?:failed|failing|failures?|fail)\b`)
+	genericSkipRE = lazyRegexp(`(?i)\b(\d+)\s+(?:tests?\s+)?(?:skipped|pending|ignored)\b`)
 )
 
 // parseGeneric reads the last line that gives both a count of passed and
@@ -736,9 +735,9 @@ func parseGeneric(lines []string, r *testRun) bool {
 }
 
 var (
-	istanbulRE      = regexp.MustCompile(`^All files\s*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|`)
-	genericCoverRE  = regexp.MustCompile(`(?i)\bcoverage\b[^0-9\n%]{0,30}?([0-9]{1,3}(?:\.[0-9]+)?)\s*%`)
-	genericCoverRE2 = regexp.MustCompile(`(?i)\b([0-9]{1,3}(?:\.[0-9]+)?)\s*%\s+(?:coverage|covered)\b`)
+	istanbulRE      = lazyRegexp(`^All files\s*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|`)
+	genericCoverRE  = lazyRegexp(`(?i)\bcoverage\b[^0-9\n%]{0,30}?([0-9]{1,3}(?:\.[0-9]+)?)\s*%`)
+	genericCoverRE2 = lazyRegexp(`(?i)\b([0-9]{1,3}(?:\.[0-9]+)?)\s*%\s+(?:coverage|covered)\b`)
 )
 
 // otherCoverage finds the coverage of a runner that prints it as a table

@@ -1,0 +1,17 @@
+package forge
+
+import (
+	"fmt"
+	"io/fs"
+	"syscall"
+)
+
+// fileIdentity is what refsFingerprint needs beyond FileInfo: the inode
+// (a renamed-over file has a new one) and the change time.
+func fileIdentity(fi fs.FileInfo) (string, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%d:%d %d.%d", st.Dev, st.Ino, st.Ctim.Sec, st.Ctim.Nsec), true
+}
