@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Finite replaces every NaN and ±Inf float reachable from ptr (a pointer to
@@ -20,7 +21,7 @@ func Finite(ptr any, root string) []string {
 		return nil
 	}
 	var out []string
-	finiteWalk(v.Elem(), "", &out, 0)
+	finiteWalk(v.Elem(), nil, &out, 0)
 	for i := range out {
 		out[i] = root + ": " + out[i]
 	}
@@ -31,18 +32,50 @@ func Finite(ptr any, root string) []string {
 // state file is.
 const finiteMaxDepth = 64
 
-func finiteWalk(v reflect.Value, path string, out *[]string, depth int) {
+// finitePath is the path of a value being walked: its last step and the
+// steps above it (nil is the value itself). Every value of a file about
+// to be written is walked and almost none is replaced, so a path is
+// spelled out only for a replacement.
+type finitePath struct {
+	up    *finitePath
+	name  string // a field or map key; "" with index set
+	index int
+	isIdx bool
+}
+
+// String spells the path as "decision_log[3].score".
+func (p *finitePath) String() string {
+	var steps []*finitePath
+	for q := p; q != nil; q = q.up {
+		steps = append(steps, q)
+	}
+	var b strings.Builder
+	for i := len(steps) - 1; i >= 0; i-- {
+		q := steps[i]
+		if q.isIdx {
+			b.WriteString("[" + strconv.Itoa(q.index) + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(q.name)
+	}
+	return b.String()
+}
+
+func finiteWalk(v reflect.Value, path *finitePath, out *[]string, depth int) {
 	if depth > finiteMaxDepth {
 		return
 	}
 	switch v.Kind() {
 	case reflect.Float32, reflect.Float64:
 		if f := v.Float(); (math.IsNaN(f) || math.IsInf(f, 0)) && v.CanSet() {
-			*out = append(*out, fmt.Sprintf("%s was %v", orTop(path), f))
+			*out = append(*out, fmt.Sprintf("%s was %v", orTop(path.String()), f))
 			v.SetFloat(0)
 		}
 	case reflect.Pointer:
-		if !v.IsNil() {
+		if !v.IsNil() && finiteMayHold(v.Type().Elem(), 0) {
 			finiteWalk(v.Elem(), path, out, depth+1)
 		}
 	case reflect.Interface:
@@ -59,32 +92,21 @@ func finiteWalk(v reflect.Value, path string, out *[]string, depth int) {
 			v.Set(cp)
 		}
 	case reflect.Struct:
-		t := v.Type()
-		for i := 0; i < t.NumField(); i++ {
-			sf := t.Field(i)
-			if !sf.IsExported() {
-				continue
-			}
-			name := sf.Name
-			if tag, _, _ := strings.Cut(sf.Tag.Get("json"), ","); tag == "-" {
-				continue
-			} else if tag != "" {
-				name = tag
-			}
+		for _, f := range finiteFieldsOf(v.Type()) {
 			// An embedded struct's fields are its parent's in JSON.
 			p := path
-			if !sf.Anonymous {
-				p = joinPath(path, name)
+			if !f.embedded {
+				p = &finitePath{up: path, name: f.name}
 			}
-			finiteWalk(v.Field(i), p, out, depth+1)
+			finiteWalk(v.Field(f.index), p, out, depth+1)
 		}
 	case reflect.Slice, reflect.Array:
 		// Raw JSON bytes hold no float to fix.
-		if v.Type().Elem().Kind() == reflect.Uint8 {
+		if v.Type().Elem().Kind() == reflect.Uint8 || !finiteMayHold(v.Type().Elem(), 0) {
 			return
 		}
 		for i := 0; i < v.Len(); i++ {
-			finiteWalk(v.Index(i), path+"["+strconv.Itoa(i)+"]", out, depth+1)
+			finiteWalk(v.Index(i), &finitePath{up: path, index: i, isIdx: true}, out, depth+1)
 		}
 	case reflect.Map:
 		if v.IsNil() || !finiteMayHold(v.Type().Elem(), 0) {
@@ -96,7 +118,7 @@ func finiteWalk(v reflect.Value, path string, out *[]string, depth int) {
 			cp := reflect.New(v.Type().Elem()).Elem()
 			cp.Set(iter.Value())
 			n := len(*out)
-			finiteWalk(cp, joinPath(path, fmt.Sprint(iter.Key().Interface())), out, depth+1)
+			finiteWalk(cp, &finitePath{up: path, name: fmt.Sprint(iter.Key().Interface())}, out, depth+1)
 			if len(*out) > n {
 				v.SetMapIndex(iter.Key(), cp)
 			}
@@ -104,9 +126,60 @@ func finiteWalk(v reflect.Value, path string, out *[]string, depth int) {
 	}
 }
 
+// finiteField is a field finiteWalk descends into: its index, its JSON
+// name, and whether it is embedded (its fields are its parent's).
+type finiteField struct {
+	index    int
+	name     string
+	embedded bool
+}
+
+var finiteFields sync.Map // reflect.Type -> []finiteField
+
+// finiteFieldsOf lists the fields of the struct type t that the walk
+// visits and that can hold a float, in field order.
+func finiteFieldsOf(t reflect.Type) []finiteField {
+	if v, ok := finiteFields.Load(t); ok {
+		return v.([]finiteField)
+	}
+	var out []finiteField
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		name := sf.Name
+		if tag, _, _ := strings.Cut(sf.Tag.Get("json"), ","); tag == "-" {
+			continue
+		} else if tag != "" {
+			name = tag
+		}
+		if finiteMayHold(sf.Type, 0) {
+			out = append(out, finiteField{index: i, name: name, embedded: sf.Anonymous})
+		}
+	}
+	finiteFields.Store(t, out)
+	return out
+}
+
+var finiteHolds sync.Map // reflect.Type -> bool, finiteMayHold(t, 0)
+
 // finiteMayHold reports whether a value of type t can contain a float, so
-// maps of strings or ints are not copied entry by entry for nothing.
+// values that cannot are not walked (nor maps of strings or ints copied
+// entry by entry) for nothing.
 func finiteMayHold(t reflect.Type, depth int) bool {
+	if depth == 0 {
+		if v, ok := finiteHolds.Load(t); ok {
+			return v.(bool)
+		}
+		yes := finiteMayHoldAt(t, 0)
+		finiteHolds.Store(t, yes)
+		return yes
+	}
+	return finiteMayHoldAt(t, depth)
+}
+
+func finiteMayHoldAt(t reflect.Type, depth int) bool {
 	if depth > 8 {
 		return true
 	}
@@ -126,13 +199,6 @@ func finiteMayHold(t reflect.Type, depth int) bool {
 		}
 	}
 	return false
-}
-
-func joinPath(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }
 
 // orTop names the value itself when it has no path of its own.

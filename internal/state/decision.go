@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/json"
+	"reflect"
 )
 
 // DecisionEntry is one state.json decision_log entry (6-A). Optional numbers
@@ -112,8 +113,16 @@ func (e *DecisionEntry) UnmarshalJSON(b []byte) error {
 	if err := unmarshalKeep(b, (*alias)(e), &e.Extra); err != nil {
 		return err
 	}
-	e.read = rememberEntry(b, alias(e.canonical()), e.Extra)
+	e.read = rememberOwn(b, decisionEntryType)
 	return nil
+}
+
+var decisionEntryType = reflect.TypeFor[DecisionEntry]()
+
+// readAs is the entry as MarshalJSON encodes it (see rereader).
+func (e *DecisionEntry) readAs() (any, Extra) {
+	type alias DecisionEntry
+	return alias(e.canonical()), e.Extra
 }
 
 // MarshalJSON writes unknown keys back; an entry read from the file is

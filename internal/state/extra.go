@@ -77,6 +77,23 @@ func unmarshalKeepOnce(b []byte, v any, extra *Extra) error {
 	return nil
 }
 
+// decodeDocument is json.Unmarshal(b, v) for a whole file. A value that
+// decodes itself is handed the document as soon as the scanner below
+// finds it to be one JSON value: encoding/json would check it with its
+// own scanner, then scan it again to find where it ends, before handing
+// it over. A document the scanner does not take (not JSON, or nested
+// deeper than encoding/json allows) is left to encoding/json, for its
+// error.
+func decodeDocument(b []byte, v any) error {
+	if u, ok := v.(json.Unmarshaler); ok {
+		start := skipSpace(b, 0)
+		if end, ok := scanValue(b, start, 0); ok && skipSpace(b, end) == len(b) {
+			return u.UnmarshalJSON(b[start:end])
+		}
+	}
+	return json.Unmarshal(b, v)
+}
+
 // keepMembers is the unknown members as Extra (nil when there are none),
 // their values copied out of the decoder's buffer into one allocation; a
 // key repeated keeps its last value, as a map decoded from the object does.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -201,7 +203,7 @@ func (p *Principle) UnmarshalJSON(b []byte) error {
 	if p.Text == "" {
 		p.Text = extraString(p.Extra, "principle")
 	}
-	p.read = rememberEntry(b, alias(p.canonical()), p.Extra)
+	p.read = rememberOwn(b, principleType)
 	return nil
 }
 
@@ -210,6 +212,14 @@ func (p *Principle) UnmarshalJSON(b []byte) error {
 func (p Principle) MarshalJSON() ([]byte, error) {
 	type alias Principle
 	return p.read.encode(alias(p.canonical()), p.Extra)
+}
+
+var principleType = reflect.TypeFor[Principle]()
+
+// readAs is the principle as MarshalJSON encodes it (see rereader).
+func (p *Principle) readAs() (any, Extra) {
+	type alias Principle
+	return alias(p.canonical()), p.Extra
 }
 
 func (p Principle) canonical() Principle {
@@ -536,36 +546,95 @@ func (l LensChangelog) MarshalJSON() ([]byte, error) {
 // and nulls, and no key it did not have. An entry that changed keeps the
 // same, but for the keys whose value changed (written in place, or added
 // at the end) and the keys removed.
+//
+// Reading remembers only the bytes: every state file is read on every
+// cycle (and again by the views), most of its entries are never written
+// back changed, and many readers write nothing. What an entry was decoded
+// into is had again, when the entry is written, by decoding those bytes
+// once more; an entry whose value still equals it is its bytes. Nothing is
+// cached here: a readEntry is a function of the bytes alone, so an entry
+// read, written and read again equals one read once.
 type readEntry struct {
 	raw json.RawMessage
-	// fields is each key's encoding right after decoding: a key whose
-	// encoding is still the same has not been changed.
-	fields map[string]json.RawMessage
+	// typ is the alias struct type unmarshalKeep alone decoded the bytes
+	// into (rememberEntry), or the entry's own type, a rereader whose
+	// decoding changes the value after unmarshalKeep (rememberOwn).
+	typ reflect.Type
 }
 
-// rememberEntry records b, decoded into v (an alias struct value) and
-// extra; nil when the encoding fails, which makes the entry written as a
-// new one.
-func rememberEntry(b []byte, v any, extra Extra) *readEntry {
-	enc, err := marshalKeep(v, extra)
+// rereader is an entry type whose UnmarshalJSON changes the value after
+// unmarshalKeep (fills a field from another key, makes a nil list empty):
+// readAs is the value its MarshalJSON hands to encode, an alias struct
+// value, and its unknown keys.
+type rereader interface {
+	readAs() (v any, extra Extra)
+}
+
+var rereaderType = reflect.TypeFor[rereader]()
+
+// rememberEntry records b, decoded by unmarshalKeep alone into v (an
+// alias struct value, with extra in its Extra field). A type that changes
+// the value after unmarshalKeep records it with rememberOwn instead.
+func rememberEntry(b []byte, v any, _ Extra) *readEntry {
+	return &readEntry{raw: append(json.RawMessage(nil), bytes.TrimSpace(b)...), typ: reflect.TypeOf(v)}
+}
+
+// rememberOwn records b, read by the entry type t (a rereader, through
+// its pointer) as its own UnmarshalJSON reads it.
+func rememberOwn(b []byte, t reflect.Type) *readEntry {
+	return &readEntry{raw: append(json.RawMessage(nil), bytes.TrimSpace(b)...), typ: t}
+}
+
+// decoded is the value the entry was read as, and its unknown keys,
+// decoded again from its bytes; ok is false when that fails (the entry
+// is then written as a new one).
+func (r *readEntry) decoded() (reflect.Value, Extra, bool) {
+	pv := reflect.New(r.typ)
+	if rr, own := pv.Interface().(rereader); own {
+		if pv.Interface().(json.Unmarshaler).UnmarshalJSON(r.raw) != nil {
+			return reflect.Value{}, nil, false
+		}
+		v, extra := rr.readAs()
+		return reflect.ValueOf(v), extra, true
+	}
+	f, ok := r.typ.FieldByName("Extra")
+	if !ok || f.Type != extraType {
+		return reflect.Value{}, nil, false
+	}
+	ep := pv.Elem().FieldByIndex(f.Index).Addr().Interface().(*Extra)
+	if unmarshalKeep(r.raw, pv.Interface(), ep) != nil {
+		return reflect.Value{}, nil, false
+	}
+	return pv.Elem(), *ep, true
+}
+
+// readFields is each key's encoding of base, the value read, with its
+// unknown keys extra, or nil when it does not encode (the entry is then
+// written as a new one).
+func readFields(base reflect.Value, extra Extra) map[string]json.RawMessage {
+	enc, err := marshalKeep(base.Interface(), extra)
 	if err != nil {
 		return nil
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(enc, &fields) != nil {
+	members, ok := scanObject(enc)
+	if !ok {
 		return nil
 	}
-	return &readEntry{raw: append(json.RawMessage(nil), bytes.TrimSpace(b)...), fields: fields}
+	fields := make(map[string]json.RawMessage, len(members))
+	for _, m := range members {
+		fields[m.key] = m.val
+	}
+	return fields
 }
 
 // had says whether the entry as read held key.
 func (r *readEntry) had(key string) bool {
-	keys, _, err := objectMembers(r.raw)
-	if err != nil {
+	members, ok := scanObject(r.raw)
+	if !ok {
 		return false
 	}
-	for _, k := range keys {
-		if k == key {
+	for _, m := range members {
+		if m.key == key {
 			return true
 		}
 	}
@@ -574,27 +643,49 @@ func (r *readEntry) had(key string) bool {
 
 // encode is v (an alias struct value) with extra as the entry r was read
 // as, changed only where v and extra changed; r nil encodes a new entry.
-func (r *readEntry) encode(v any, extra Extra) ([]byte, error) {
+func (r *readEntry) encode(v any, extra Extra) ([]byte, error) { return encodeRead(r, v, extra) }
+
+// encodeRead is readEntry.encode. It is a variable so that the tests can
+// compare it with the encoder it replaced, which encoded and decoded
+// every entry as it was read.
+var encodeRead = encodeReadLazily
+
+// encodeReadLazily is readEntry.encode deciding from the entry's bytes,
+// decoded again, whether it changed (see readEntry).
+func encodeReadLazily(r *readEntry, v any, extra Extra) ([]byte, error) {
+	if r == nil {
+		return marshalKeep(v, extra)
+	}
+	base, baseExtra, ok := r.decoded()
+	if ok && sameEntry(base, reflect.ValueOf(v)) && sameValue(reflect.ValueOf(baseExtra), reflect.ValueOf(extra)) {
+		// Nothing changed since it was read: every key would encode as
+		// it did then, and the entry is written as it was read.
+		return r.raw, nil
+	}
 	enc, err := marshalKeep(v, extra)
-	if err != nil || r == nil {
+	if err != nil || !ok {
 		return enc, err
 	}
-	keys, vals, err := objectMembers(enc)
-	if err != nil {
-		return nil, err
+	fields := readFields(base, baseExtra)
+	if fields == nil {
+		return enc, nil
 	}
-	cur := make(map[string]json.RawMessage, len(keys))
+	members, ok := scanObject(enc)
+	if !ok {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	cur := make(map[string]json.RawMessage, len(members))
 	changed := map[string]bool{}
 	changedLower := map[string]bool{}
-	for i, k := range keys {
-		cur[k] = vals[i]
-		if old, ok := r.fields[k]; !ok || !bytes.Equal(old, vals[i]) {
-			changed[k] = true
-			changedLower[foldKey(k)] = true
+	for _, m := range members {
+		cur[m.key] = m.val
+		if old, ok := fields[m.key]; !ok || !bytes.Equal(old, m.val) {
+			changed[m.key] = true
+			changedLower[foldKey(m.key)] = true
 		}
 	}
 	removed := map[string]bool{}
-	for k := range r.fields {
+	for k := range fields {
 		if _, ok := cur[k]; !ok {
 			removed[k] = true
 			changedLower[foldKey(k)] = true
@@ -603,8 +694,8 @@ func (r *readEntry) encode(v any, extra Extra) ([]byte, error) {
 	if len(changed) == 0 && len(removed) == 0 {
 		return r.raw, nil
 	}
-	rawKeys, rawVals, err := objectMembers(r.raw)
-	if err != nil {
+	rawMembers, ok := scanObject(r.raw)
+	if !ok {
 		return enc, nil
 	}
 	var buf bytes.Buffer
@@ -612,7 +703,8 @@ func (r *readEntry) encode(v any, extra Extra) ([]byte, error) {
 	first := true
 	write := memberWriter(&buf, &first)
 	written := map[string]bool{}
-	for i, k := range rawKeys {
+	for _, m := range rawMembers {
+		k := m.key
 		_, known := cur[k]
 		switch {
 		case changed[k]:
@@ -624,16 +716,114 @@ func (r *readEntry) encode(v any, extra Extra) ([]byte, error) {
 			// that key's field, and keeping it would let it override the
 			// new value when the file is read again.
 		default:
-			write(k, rawVals[i])
+			write(k, m.val)
 		}
 	}
-	for _, k := range keys {
-		if changed[k] && !written[k] {
-			write(k, cur[k])
+	for _, m := range members {
+		if changed[m.key] && !written[m.key] {
+			write(m.key, cur[m.key])
 		}
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// sameEntry says whether the entry value cur (an alias struct value)
+// holds what was read, base (of the same underlying struct type): every
+// field but the entry's own record of its bytes equal (see sameValue).
+func sameEntry(base, cur reflect.Value) bool {
+	if base.Kind() != reflect.Struct || cur.Kind() != reflect.Struct || base.NumField() != cur.NumField() {
+		return false
+	}
+	for i := 0; i < base.NumField(); i++ {
+		if base.Type().Field(i).Type == readEntryType && base.Type().Field(i).Name == "read" {
+			continue
+		}
+		if !sameValue(base.Field(i), cur.Field(i)) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValue says whether a and b certainly encode alike: the same type
+// and, field by field (unexported ones too, which an encoder may read),
+// the same values, a nil list or map differing from an empty one and a
+// float compared by its bits (-0 is written "-0"). An entry nested inside
+// is the same when it was read from the same bytes. Anything it cannot
+// compare is different, which only costs an encoding.
+func sameValue(a, b reflect.Value) bool {
+	if !a.IsValid() || !b.IsValid() {
+		return a.IsValid() == b.IsValid()
+	}
+	if a.Type() != b.Type() {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.String:
+		return a.String() == b.String()
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return a.Uint() == b.Uint()
+	case reflect.Float32, reflect.Float64:
+		return math.Float64bits(a.Float()) == math.Float64bits(b.Float())
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		if a.Type() == readEntryType {
+			return bytes.Equal(a.Elem().FieldByName("raw").Bytes(), b.Elem().FieldByName("raw").Bytes())
+		}
+		return a.Pointer() == b.Pointer() || sameValue(a.Elem(), b.Elem())
+	case reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return sameValue(a.Elem(), b.Elem())
+	case reflect.Slice:
+		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
+			return false
+		}
+		if a.Type().Elem().Kind() == reflect.Uint8 {
+			return bytes.Equal(a.Bytes(), b.Bytes())
+		}
+		for i := 0; i < a.Len(); i++ {
+			if !sameValue(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Array:
+		for i := 0; i < a.Len(); i++ {
+			if !sameValue(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
+			return false
+		}
+		it := a.MapRange()
+		for it.Next() {
+			bv := b.MapIndex(it.Key())
+			if !bv.IsValid() || !sameValue(it.Value(), bv) {
+				return false
+			}
+		}
+		return true
+	case reflect.Struct:
+		for i := 0; i < a.NumField(); i++ {
+			if !sameValue(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // objectMembers lists a JSON object's keys and values in file order.
@@ -707,7 +897,7 @@ func (s *Store) ReadLensChangelog(domain string) (LensChangelog, error) {
 		return LensChangelog{}, err
 	}
 	var l LensChangelog
-	if err := json.Unmarshal(b, &l); err != nil {
+	if err := decodeDocument(b, &l); err != nil {
 		return LensChangelog{}, fmt.Errorf("lens changelog %s: %w", s.LensChangelogPath(domain), err)
 	}
 	return l, nil

@@ -69,8 +69,16 @@ func (c *Counters) UnmarshalJSON(b []byte) error {
 			c.hasStreak = true
 		}
 	}
-	c.read = rememberEntry(b, alias(c.canonical()), c.Extra)
+	c.read = rememberOwn(b, countersType)
 	return nil
+}
+
+var countersType = reflect.TypeFor[Counters]()
+
+// readAs is the block as MarshalJSON hands it to encode (see rereader).
+func (c *Counters) readAs() (any, Extra) {
+	type alias Counters
+	return alias(c.canonical()), c.Extra
 }
 
 func (c Counters) canonical() Counters {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ooda-loop/ooda/internal/config"
 )
@@ -312,33 +313,106 @@ var (
 // reporting each change with its JSON pointer. Unknown keys (Extra) and
 // raw JSON are kept as written: ooda does not compute with them.
 func clampFloats(v reflect.Value, ptr string, report func(ptr string, was, now float64)) {
+	var root *ptrPath
+	if ptr != "" {
+		root = &ptrPath{kind: pathRaw, tok: ptr}
+	}
+	clampAt(v, root, report)
+}
+
+// clampField is a field clampFloats descends into: its index and the key
+// it is written under.
+type clampField struct {
+	index int
+	name  string
+}
+
+var clampFieldsCache sync.Map // reflect.Type -> []clampField
+
+// clampFields are the fields of the struct type t that clampFloats
+// visits and that can hold a float64, in field order.
+func clampFields(t reflect.Type) []clampField {
+	if v, ok := clampFieldsCache.Load(t); ok {
+		return v.([]clampField)
+	}
+	var out []clampField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() || f.Type == extraType || f.Type == rawType {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if mayHoldFloat(f.Type) {
+			out = append(out, clampField{index: i, name: name})
+		}
+	}
+	clampFieldsCache.Store(t, out)
+	return out
+}
+
+var floatReach sync.Map // reflect.Type -> bool
+
+// mayHoldFloat says whether a value of type t can hold a float64 that
+// clampFloats visits.
+func mayHoldFloat(t reflect.Type) bool {
+	return reachesType(&floatReach, t, map[reflect.Type]bool{}, func(t reflect.Type) (bool, []reflect.Type) {
+		switch t.Kind() {
+		case reflect.Float64:
+			return true, nil
+		case reflect.Pointer:
+			return false, []reflect.Type{t.Elem()}
+		case reflect.Slice:
+			if t == rawType || t == extraType {
+				return false, nil
+			}
+			return false, []reflect.Type{t.Elem()}
+		case reflect.Map:
+			if t == extraType {
+				return false, nil
+			}
+			switch t.Elem().Kind() {
+			case reflect.Float64:
+				return true, nil
+			case reflect.Slice, reflect.Pointer:
+				return false, []reflect.Type{t.Elem()}
+			}
+		case reflect.Struct:
+			var next []reflect.Type
+			for i := 0; i < t.NumField(); i++ {
+				f := t.Field(i)
+				if f.IsExported() && f.Type != extraType && f.Type != rawType && f.Tag.Get("json") != "-" {
+					next = append(next, f.Type)
+				}
+			}
+			return false, next
+		}
+		return false, nil
+	})
+}
+
+// clampAt is clampFloats below path, the pointer of v.
+func clampAt(v reflect.Value, path *ptrPath, report func(ptr string, was, now float64)) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if !v.IsNil() {
-			clampFloats(v.Elem(), ptr, report)
+			clampAt(v.Elem(), path, report)
 		}
 	case reflect.Struct:
-		t := v.Type()
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() || f.Type == extraType || f.Type == rawType {
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			clampFloats(v.Field(i), ptr+config.Pointer(name), report)
+		for _, f := range clampFields(v.Type()) {
+			clampAt(v.Field(f.index), &ptrPath{up: path, kind: pathKey, tok: f.name}, report)
 		}
 	case reflect.Slice:
-		if v.Type() == rawType || v.Type() == extraType {
+		if v.Type() == rawType || v.Type() == extraType || !mayHoldFloat(v.Type().Elem()) {
 			return
 		}
 		for i := 0; i < v.Len(); i++ {
-			clampFloats(v.Index(i), ptr+"/"+strconv.Itoa(i), report)
+			clampAt(v.Index(i), &ptrPath{up: path, kind: pathIndex, idx: i}, report)
 		}
 	case reflect.Map:
 		if v.Type() == extraType {
@@ -361,21 +435,24 @@ func clampFloats(v reflect.Value, ptr string, report func(ptr string, was, now f
 			}
 			for _, c := range changes {
 				v.SetMapIndex(c.k, reflect.ValueOf(c.now).Convert(v.Type().Elem()))
-				report(ptr+"/"+escapePointer(fmt.Sprint(c.k.Interface())), c.was, c.now)
+				report((&ptrPath{up: path, kind: pathKey, tok: fmt.Sprint(c.k.Interface())}).String(), c.was, c.now)
 			}
 		case reflect.Slice, reflect.Pointer:
+			if !mayHoldFloat(v.Type().Elem()) {
+				return
+			}
 			// The elements of a slice or the target of a pointer held in
 			// a map are addressable through the copy.
 			iter := v.MapRange()
 			for iter.Next() {
-				clampFloats(iter.Value(), ptr+"/"+escapePointer(fmt.Sprint(iter.Key().Interface())), report)
+				clampAt(iter.Value(), &ptrPath{up: path, kind: pathKey, tok: fmt.Sprint(iter.Key().Interface())}, report)
 			}
 		}
 	case reflect.Float64:
 		if c, ok := clampNumber(v.Float(), MaxStateNumber); ok && v.CanSet() {
 			was := v.Float()
 			v.SetFloat(c)
-			report(ptr, was, c)
+			report(path.String(), was, c)
 		}
 	}
 }

@@ -404,7 +404,7 @@ const maxLooseWarnings = 5
 // At most limit are listed, then a count of the others.
 func looseWarnings(v any, limit int) []string {
 	var all []string
-	walkLoose(reflect.ValueOf(v), "", func(ptr, msg string) {
+	walkLoose(reflect.ValueOf(v), nil, func(ptr, msg string) {
 		if ptr == "" {
 			ptr = "(root)"
 		}
@@ -417,9 +417,6 @@ func looseWarnings(v any, limit int) []string {
 	return all
 }
 
-// walkLoose visits every struct reachable from v (through pointers,
-// slices and maps, by JSON names) and reports the values its Extra keeps
-// for its own fields, with their pointers.
 // filePositioner is a file's type that knows where in the file each
 // element of a list field was read, when that is not the list's own
 // numbering (the cost ledger sets entries without a cycle id apart; the
@@ -429,72 +426,202 @@ type filePositioner interface {
 	filePointers(field string) []string
 }
 
-func asFilePositioner(v reflect.Value) (filePositioner, bool) {
-	if !v.CanInterface() {
-		return nil, false
-	}
-	fp, ok := v.Interface().(filePositioner)
-	return fp, ok
+var filePositionerType = reflect.TypeFor[filePositioner]()
+
+// ptrPath is a JSON pointer being walked: its last step and the steps
+// above it (nil is the root). A walk visits every value of a file and
+// reports few, so the pointer is spelled out only for a report.
+type ptrPath struct {
+	up   *ptrPath
+	kind uint8 // pathKey, pathIndex or pathRaw
+	tok  string
+	idx  int
 }
 
-func walkLoose(v reflect.Value, ptr string, report func(ptr, msg string)) {
+const (
+	pathKey   = iota // tok is an object key, escaped when spelled
+	pathIndex        // idx is an array index
+	pathRaw          // tok is a pointer suffix, spelled as it is
+)
+
+// String spells the pointer, "" for the root.
+func (p *ptrPath) String() string {
+	if p == nil {
+		return ""
+	}
+	var steps []*ptrPath
+	for q := p; q != nil; q = q.up {
+		steps = append(steps, q)
+	}
+	var b strings.Builder
+	for i := len(steps) - 1; i >= 0; i-- {
+		switch q := steps[i]; q.kind {
+		case pathKey:
+			b.WriteString(config.Pointer(q.tok))
+		case pathIndex:
+			b.WriteByte('/')
+			b.WriteString(strconv.Itoa(q.idx))
+		default:
+			b.WriteString(q.tok)
+		}
+	}
+	return b.String()
+}
+
+// looseStruct is how walkLoose visits a struct type: where its Extra is
+// (nil when it has none), the fields it descends into, in field order
+// (those whose values can hold no Extra left out), and whether it numbers
+// its lists itself (filePositioner).
+type looseStruct struct {
+	extra   []int
+	fields  []fieldInfo
+	fieldOf map[string]fieldInfo // every JSON field, by folded key
+	fp      bool
+}
+
+var looseStructs sync.Map // reflect.Type -> *looseStruct
+
+func looseStructOf(t reflect.Type) *looseStruct {
+	if v, ok := looseStructs.Load(t); ok {
+		return v.(*looseStruct)
+	}
+	ls := &looseStruct{fieldOf: jsonFields(t), fp: t.Implements(filePositionerType)}
+	if f, ok := t.FieldByName("Extra"); ok && f.Type == extraType {
+		ls.extra = f.Index
+	}
+	for _, f := range ls.fieldOf {
+		if f.typ == extraType || f.typ == rawType || !mayHoldLoose(f.typ) {
+			continue
+		}
+		ls.fields = append(ls.fields, f)
+	}
+	sort.Slice(ls.fields, func(i, j int) bool { return ls.fields[i].index < ls.fields[j].index })
+	looseStructs.Store(t, ls)
+	return ls
+}
+
+var looseReach sync.Map // reflect.Type -> bool
+
+// mayHoldLoose says whether a value of type t can hold, where walkLoose
+// looks, a struct with an Extra field: the only place a value not taken
+// as written is kept. An interface may hold anything.
+func mayHoldLoose(t reflect.Type) bool {
+	return reachesType(&looseReach, t, map[reflect.Type]bool{}, func(t reflect.Type) (bool, []reflect.Type) {
+		switch t.Kind() {
+		case reflect.Interface:
+			return true, nil
+		case reflect.Pointer:
+			return false, []reflect.Type{t.Elem()}
+		case reflect.Slice:
+			if t == rawType || t == extraType {
+				return false, nil
+			}
+			return false, []reflect.Type{t.Elem()}
+		case reflect.Map:
+			switch t.Elem().Kind() {
+			case reflect.Struct, reflect.Slice, reflect.Pointer, reflect.Map:
+				return false, []reflect.Type{t.Elem()}
+			}
+		case reflect.Struct:
+			if f, ok := t.FieldByName("Extra"); ok && f.Type == extraType {
+				return true, nil
+			}
+			var next []reflect.Type
+			for _, f := range jsonFields(t) {
+				if f.typ != extraType && f.typ != rawType {
+					next = append(next, f.typ)
+				}
+			}
+			return false, next
+		}
+		return false, nil
+	})
+}
+
+// reachesType says whether t, or a type reachable from it by step, is one
+// step says yes to (cached in cache). A type met again while it is being
+// answered counts as yes: a recursive type is walked, never wrongly
+// skipped.
+func reachesType(cache *sync.Map, t reflect.Type, visiting map[reflect.Type]bool, step func(reflect.Type) (bool, []reflect.Type)) bool {
+	if v, ok := cache.Load(t); ok {
+		return v.(bool)
+	}
+	if visiting[t] {
+		return true
+	}
+	visiting[t] = true
+	yes, next := step(t)
+	for _, n := range next {
+		if yes {
+			break
+		}
+		yes = reachesType(cache, n, visiting, step)
+	}
+	delete(visiting, t)
+	cache.Store(t, yes)
+	return yes
+}
+
+// walkLoose visits every struct reachable from v (through pointers,
+// slices and maps, by JSON names) and reports the values its Extra keeps
+// for its own fields, with their pointers. Values whose type can hold no
+// Extra are not visited.
+func walkLoose(v reflect.Value, path *ptrPath, report func(ptr, msg string)) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			walkLoose(v.Elem(), ptr, report)
+			walkLoose(v.Elem(), path, report)
 		}
 	case reflect.Struct:
-		t := v.Type()
-		fields := jsonFields(t)
-		var extra Extra
-		if f, ok := t.FieldByName("Extra"); ok && f.Type == extraType {
-			extra = v.FieldByIndex(f.Index).Interface().(Extra)
-		}
-		keptRaw := map[int]json.RawMessage{}
-		keys := make([]string, 0, len(extra))
-		for k := range extra {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if f, ok := fields[foldKey(k)]; ok {
-				readLoose(extra[k], f.typ, ptr+config.Pointer(k), report)
-				keptRaw[f.index] = extra[k]
+		ls := looseStructOf(v.Type())
+		var keptRaw map[int]json.RawMessage
+		if ls.extra != nil {
+			if extra := v.FieldByIndex(ls.extra).Interface().(Extra); len(extra) > 0 {
+				keys := make([]string, 0, len(extra))
+				for k := range extra {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					if f, ok := ls.fieldOf[foldKey(k)]; ok {
+						readLoose(extra[k], f.typ, (&ptrPath{up: path, kind: pathKey, tok: k}).String(), report)
+						if keptRaw == nil {
+							keptRaw = map[int]json.RawMessage{}
+						}
+						keptRaw[f.index] = extra[k]
+					}
+				}
 			}
 		}
-		names := make([]string, 0, len(fields))
-		for n := range fields {
-			names = append(names, n)
+		var fp filePositioner
+		if ls.fp && v.CanInterface() {
+			fp = v.Interface().(filePositioner)
 		}
-		sort.Slice(names, func(i, j int) bool { return fields[names[i]].index < fields[names[j]].index })
-		for _, n := range names {
-			f := fields[n]
-			if f.typ == extraType || f.typ == rawType {
-				continue
-			}
+		for _, f := range ls.fields {
 			fv := v.Field(f.index)
-			if fp, ok := asFilePositioner(v); ok && fv.Kind() == reflect.Slice {
+			if fp != nil && fv.Kind() == reflect.Slice {
 				if at := fp.filePointers(f.name); len(at) == fv.Len() {
 					for i := 0; i < fv.Len(); i++ {
-						walkLoose(fv.Index(i), ptr+at[i], report)
+						walkLoose(fv.Index(i), &ptrPath{up: path, kind: pathRaw, tok: at[i]}, report)
 					}
 					continue
 				}
 			}
+			step := &ptrPath{up: path, kind: pathKey, tok: f.name}
 			if raw, ok := keptRaw[f.index]; ok && fv.Kind() == reflect.Slice {
 				// The elements read from a list partly read are numbered
 				// as the file numbers them.
-				walkSliceAt(fv, raw, ptr+config.Pointer(f.name), report)
+				walkSliceAt(fv, raw, step, report)
 				continue
 			}
-			walkLoose(fv, ptr+config.Pointer(f.name), report)
+			walkLoose(fv, step, report)
 		}
 	case reflect.Slice:
-		if v.Type() == rawType || v.Type() == extraType {
+		if v.Type() == rawType || v.Type() == extraType || !mayHoldLoose(v.Type().Elem()) {
 			return
 		}
 		for i := 0; i < v.Len(); i++ {
-			walkLoose(v.Index(i), ptr+"/"+strconv.Itoa(i), report)
+			walkLoose(v.Index(i), &ptrPath{up: path, kind: pathIndex, idx: i}, report)
 		}
 	case reflect.Map:
 		switch v.Type().Elem().Kind() {
@@ -502,17 +629,20 @@ func walkLoose(v reflect.Value, ptr string, report func(ptr, msg string)) {
 		default:
 			return
 		}
+		if !mayHoldLoose(v.Type().Elem()) {
+			return
+		}
 		keys := v.MapKeys()
 		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i].Interface()) < fmt.Sprint(keys[j].Interface()) })
 		for _, k := range keys {
-			walkLoose(v.MapIndex(k), ptr+"/"+escapePointer(fmt.Sprint(k.Interface())), report)
+			walkLoose(v.MapIndex(k), &ptrPath{up: path, kind: pathKey, tok: fmt.Sprint(k.Interface())}, report)
 		}
 	}
 }
 
 // walkSliceAt walks the elements of a list read in part from raw, each
 // under its index in raw.
-func walkSliceAt(s reflect.Value, raw json.RawMessage, ptr string, report func(ptr, msg string)) {
+func walkSliceAt(s reflect.Value, raw json.RawMessage, path *ptrPath, report func(ptr, msg string)) {
 	var elems []json.RawMessage
 	_ = json.Unmarshal(raw, &elems)
 	var at []int
@@ -526,6 +656,6 @@ func walkSliceAt(s reflect.Value, raw json.RawMessage, ptr string, report func(p
 		if len(at) == s.Len() {
 			idx = at[i]
 		}
-		walkLoose(s.Index(i), ptr+"/"+strconv.Itoa(idx), report)
+		walkLoose(s.Index(i), &ptrPath{up: path, kind: pathIndex, idx: idx}, report)
 	}
 }

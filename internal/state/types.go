@@ -68,8 +68,16 @@ func (g *Goal) UnmarshalJSON(b []byte) error {
 			}
 		}
 	}
-	g.read = rememberEntry(b, alias(*g), g.Extra)
+	g.read = rememberOwn(b, goalType)
 	return nil
+}
+
+var goalType = reflect.TypeFor[Goal]()
+
+// readAs is the goal as MarshalJSON encodes it (see rereader).
+func (g *Goal) readAs() (any, Extra) {
+	type alias Goal
+	return alias(*g), g.Extra
 }
 
 // SetMeasured records a measurement of the goal (2-C): its value and
@@ -170,7 +178,7 @@ func (c *CostEntry) UnmarshalJSON(b []byte) error {
 		if err := unmarshalKeep(b, (*alias)(c), &c.Extra); err != nil {
 			return err
 		}
-		c.read = rememberEntry(b, alias(c.canonical()), c.Extra)
+		c.read = rememberOwn(b, costEntryType)
 		return nil
 	}
 	// Every other key decodes as usual (tolerantly); cycle_id is read
@@ -191,13 +199,21 @@ func (c *CostEntry) UnmarshalJSON(b []byte) error {
 		c.cycleIDRaw = append(json.RawMessage(nil), probe.CycleID...)
 		// Remembered with the number: while it stays the same, the
 		// cycle_id keeps the file's spelling ("6", "#7", 7.0).
-		c.read = rememberEntry(b, alias(c.canonical()), c.Extra)
+		c.read = rememberOwn(b, costEntryType)
 		return nil
 	}
 	c.CycleID = 0
 	c.uncounted = "is not a cycle number"
 	c.raw = append(json.RawMessage(nil), b...)
 	return nil
+}
+
+var costEntryType = reflect.TypeFor[CostEntry]()
+
+// readAs is the entry as MarshalJSON encodes it (see rereader).
+func (c *CostEntry) readAs() (any, Extra) {
+	type alias CostEntry
+	return alias(c.canonical()), c.Extra
 }
 
 // MarshalJSON writes unknown keys back, and a cycle_id read from a string
