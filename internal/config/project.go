@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 )
@@ -97,6 +98,15 @@ func (l *lookups) resolveIn(root, p string) (resolved, error) {
 
 // within reports whether p lies strictly below dir; both are clean and absolute.
 func within(dir, p string) bool {
+	if runtime.GOOS != "windows" {
+		// Clean and absolute, p is below dir exactly when dir and a
+		// separator begin it: no filepath.Rel, which cleans both again,
+		// for each of a thousand domains' paths and each rule.
+		if len(p) <= len(dir) || !strings.HasPrefix(p, dir) {
+			return false
+		}
+		return p[len(dir)] == filepath.Separator || strings.HasSuffix(dir, string(filepath.Separator))
+	}
 	rel, err := filepath.Rel(dir, p)
 	if err != nil || rel == "." {
 		return false
@@ -118,6 +128,8 @@ type lookups struct {
 	// resolved is each path resolved, by the path as given: the root,
 	// .git and agent/state/evolve are resolved for every configured path.
 	resolved map[string]linkLookup
+	// joined is resolveUnder's joins.
+	joined map[[2]string]string
 }
 
 type fileLookup struct {
@@ -131,7 +143,7 @@ type linkLookup struct {
 }
 
 func newLookups() *lookups {
-	return &lookups{lstat: map[string]fileLookup{}, stat: map[string]fileLookup{}, readlink: map[string]linkLookup{}, resolved: map[string]linkLookup{}}
+	return &lookups{lstat: map[string]fileLookup{}, stat: map[string]fileLookup{}, readlink: map[string]linkLookup{}, resolved: map[string]linkLookup{}, joined: map[[2]string]string{}}
 }
 
 func (l *lookups) Lstat(p string) (fs.FileInfo, error) {
@@ -149,6 +161,13 @@ func (l *lookups) Lstat(p string) (fs.FileInfo, error) {
 func (l *lookups) Stat(p string) (fs.FileInfo, error) {
 	if l == nil {
 		return os.Stat(p)
+	}
+	// What an lstat saw of a path that is not a symlink is what a stat
+	// sees, and a path whose lstat failed cannot be stat'ed either: a
+	// domain's state file, looked at when it was resolved, costs no
+	// second look when it is compared with the config file.
+	if r, ok := l.lstat[p]; ok && (r.err != nil || r.fi.Mode()&fs.ModeSymlink == 0) {
+		return r.fi, r.err
 	}
 	r, ok := l.stat[p]
 	if !ok {
@@ -178,6 +197,22 @@ func (l *lookups) Readlink(p string) (string, error) {
 // what must be checked.
 func resolvePath(p string) (string, error) { return (*lookups)(nil).resolvePath(p) }
 
+// resolveUnder is resolvePath(filepath.Join(root, dir)), the join itself
+// remembered: the same two directories (.git and agent/state/evolve) of
+// the same root are resolved for every configured path.
+func (l *lookups) resolveUnder(root, dir string) (string, error) {
+	if l == nil {
+		return resolvePath(filepath.Join(root, dir))
+	}
+	key := [2]string{root, dir}
+	p, ok := l.joined[key]
+	if !ok {
+		p = filepath.Join(root, dir)
+		l.joined[key] = p
+	}
+	return l.resolvePath(p)
+}
+
 // resolvePath is the function resolvePath with l's lookups.
 func (l *lookups) resolvePath(p string) (string, error) {
 	if l == nil {
@@ -206,7 +241,7 @@ func walkPath(l *lookups, p string) (string, error) {
 			resolved = filepath.Dir(resolved)
 			continue
 		}
-		next := filepath.Join(resolved, c)
+		next := joinComponent(resolved, c)
 		fi, err := l.Lstat(next)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -236,8 +271,44 @@ func walkPath(l *lookups, p string) (string, error) {
 	return resolved, nil
 }
 
+// joinComponent is filepath.Join(dir, c) for a clean absolute dir and one
+// component c that is neither "", "." nor "..", and holds no separator:
+// the result is clean as it is, and cleaning it again for every component
+// of every configured path was most of walkPath's time.
+func joinComponent(dir, c string) string {
+	if strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + c
+	}
+	return dir + string(filepath.Separator) + c
+}
+
+// splitPath returns the non-empty components of p, split at '/' and the
+// OS separator (strings.FieldsFunc with that test, in one allocation).
 func splitPath(p string) []string {
-	return strings.FieldsFunc(p, func(r rune) bool { return r == filepath.Separator || r == '/' })
+	isSep := func(c byte) bool { return c == '/' || c == filepath.Separator }
+	n := 0
+	for i := 0; i < len(p); i++ {
+		if !isSep(p[i]) && (i == 0 || isSep(p[i-1])) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, 0, n)
+	start := -1
+	for i := 0; i <= len(p); i++ {
+		switch {
+		case i < len(p) && !isSep(p[i]):
+			if start < 0 {
+				start = i
+			}
+		case start >= 0:
+			out = append(out, p[start:i])
+			start = -1
+		}
+	}
+	return out
 }
 
 // ReadProjectFile reads the file p (relative to root, or absolute) for

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 )
 
@@ -17,6 +18,9 @@ import (
 
 // evolveDir is where ooda keeps its own state, relative to the project root.
 var evolveDir = []string{"agent", "state", "evolve"}
+
+// evolveRel is evolveDir as a path.
+var evolveRel = filepath.Join(evolveDir...)
 
 // reservedStateDirs are the directories ooda itself uses directly under
 // agent/state/; a domain of one of these names would put its lens.json and
@@ -85,13 +89,14 @@ const (
 // be used as u, or "" when it may. configReal is the config file's path
 // with its symlinks followed ("" when unknown).
 func (r resolved) reservedReason(p string, u pathUse, configReal string) string {
-	if r.inGitDir() {
+	rels := r.rels()
+	if r.inGitDirOf(rels) {
 		return fmt.Sprintf("%q is inside a .git directory: git's own files are not ooda's to write, hand to a skill or delete", p)
 	}
 	if u == useOutput {
 		return ""
 	}
-	if r.inEvolveDir() {
+	if r.inEvolveDirOf(rels) {
 		return fmt.Sprintf("%q is inside agent/state/evolve/, where ooda keeps its own state (the lock, state.json, the cost ledger); a skill or `ooda resume` would overwrite or delete it", p)
 	}
 	if configReal != "" && r.fsys.sameFile(r.real, configReal) {
@@ -115,8 +120,11 @@ func (r resolved) reservedReason(p string, u pathUse, configReal string) string 
 // component named .git (any case: on a case-insensitive file system .GIT
 // is the same directory), or lies in the directory the project's own .git
 // resolves to.
-func (r resolved) inGitDir() bool {
-	for _, rel := range r.rels() {
+func (r resolved) inGitDir() bool { return r.inGitDirOf(r.rels()) }
+
+// inGitDirOf is inGitDir with r.rels() computed already.
+func (r resolved) inGitDirOf(rels []string) bool {
+	for _, rel := range rels {
 		for _, c := range splitPath(rel) {
 			if strings.EqualFold(c, ".git") {
 				return true
@@ -129,8 +137,11 @@ func (r resolved) inGitDir() bool {
 // inEvolveDir reports whether the path, as written or as resolved, is
 // agent/state/evolve or below it, also when a symlink elsewhere in the
 // project leads there or agent/state/evolve is itself a symlink.
-func (r resolved) inEvolveDir() bool {
-	for _, rel := range r.rels() {
+func (r resolved) inEvolveDir() bool { return r.inEvolveDirOf(r.rels()) }
+
+// inEvolveDirOf is inEvolveDir with r.rels() computed already.
+func (r resolved) inEvolveDirOf(rels []string) bool {
+	for _, rel := range rels {
 		cs := splitPath(rel)
 		if len(cs) < len(evolveDir) {
 			continue
@@ -146,19 +157,19 @@ func (r resolved) inEvolveDir() bool {
 			return true
 		}
 	}
-	return r.inResolved(filepath.Join(evolveDir...))
+	return r.inResolved(evolveRel)
 }
 
 // rels returns the path relative to the project root in its resolved and
 // its written form (the latter when it lies in the root as written).
 func (r resolved) rels() []string {
-	var out []string
-	if rel, err := filepath.Rel(r.realRoot, r.real); err == nil {
+	out := make([]string, 0, 3)
+	if rel, err := relPath(r.realRoot, r.real); err == nil {
 		out = append(out, rel)
 	}
 	for _, root := range []string{r.absRoot, r.realRoot} {
 		if within(root, r.full) {
-			if rel, err := filepath.Rel(root, r.full); err == nil {
+			if rel, err := relPath(root, r.full); err == nil {
 				out = append(out, rel)
 			}
 		}
@@ -166,10 +177,23 @@ func (r resolved) rels() []string {
 	return out
 }
 
+// relPath is filepath.Rel(dir, p) for clean absolute paths, without
+// cleaning them again when p lies below dir (the usual case).
+func relPath(dir, p string) (string, error) {
+	if runtime.GOOS != "windows" && within(dir, p) {
+		rest := p[len(dir):]
+		if rest[0] == filepath.Separator {
+			rest = rest[1:]
+		}
+		return rest, nil
+	}
+	return filepath.Rel(dir, p)
+}
+
 // inResolved reports whether the resolved path is the project's dir
 // (relative to the root) or lies below it, dir's own symlinks followed.
 func (r resolved) inResolved(dir string) bool {
-	d, err := r.fsys.resolvePath(filepath.Join(r.absRoot, dir))
+	d, err := r.fsys.resolveUnder(r.absRoot, dir)
 	if err != nil {
 		return false
 	}

@@ -8,6 +8,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1102,12 +1103,16 @@ func (c *cycle) printTable(d decide.Decision) {
 	if len(d.Options) == 0 {
 		return
 	}
-	c.printf("[Decide] Domain scores:")
-	c.printf("| # | %-16s | %6s | %6s | %7s | %5s | %5s | %6s | %8s |", "Domain", "Hours", "Weight", "Urgent", "Goal", "Conf", "Memo", "SCORE")
+	// A line per domain: the table is written at once, not with a write
+	// per line (a thousand domains, a thousand writes).
+	var b bytes.Buffer
+	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", safetext.Args(a...)...) }
+	line("[Decide] Domain scores:")
+	line("| # | %-16s | %6s | %6s | %7s | %5s | %5s | %6s | %8s |", "Domain", "Hours", "Weight", "Urgent", "Goal", "Conf", "Memo", "SCORE")
 	for i, o := range d.Options {
 		if o.Excluded == decide.ExcludedLevel {
 			// Not scored: one line that says so, and from which level.
-			c.printf("| %d | %-16s | excluded: level (scored from level %d: progressive_complexity.current_level) |", i+1, o.Domain, o.NeedsLevel)
+			line("| %d | %-16s | excluded: level (scored from level %d: progressive_complexity.current_level) |", i+1, o.Domain, o.NeedsLevel)
 			continue
 		}
 		hours := "P:" + strconv.Itoa(derefInt(o.Pending))
@@ -1118,8 +1123,9 @@ func (c *cycle) printTable(d decide.Decision) {
 		if o.Excluded != "" {
 			score += " (" + o.Excluded + ")"
 		}
-		c.printf("| %d | %-16s | %6s | %6.2f | %+7.2f | %5.2f | %5.2f | %+6.2f | %8s |", i+1, o.Domain, hours, o.Weight, o.Alert, o.Goal, o.ConfidenceTerm, o.Memo, score)
+		line("| %d | %-16s | %6s | %6.2f | %+7.2f | %5.2f | %5.2f | %+6.2f | %8s |", i+1, o.Domain, hours, o.Weight, o.Alert, o.Goal, o.ConfidenceTerm, o.Memo, score)
 	}
+	_, _ = c.out.Write(b.Bytes())
 }
 
 func derefInt(p *int) int {
@@ -1240,6 +1246,7 @@ func (c *cycle) criticalAlert() bool {
 	if len(c.opts.Quarantined) == 0 {
 		return observe.AnyCriticalAlert(c.cfg, c.store)
 	}
+	defer c.store.HoldRoot()()
 	for _, dc := range c.cfg.Domains {
 		if c.opts.Quarantined[dc.Name] {
 			continue

@@ -78,6 +78,8 @@ type Input struct {
 func Observe(in Input) *Observation {
 	cfg, now := in.Config, in.Now
 	o := &Observation{Now: now}
+	// A state file and a lens per domain: one open of the root for all.
+	defer in.Store.HoldRoot()()
 	name, mode, seasonOn := cfg.SeasonModes.Active()
 	disabled := map[string]bool{}
 	if seasonOn {
@@ -228,6 +230,7 @@ func unreadableWarning(dc config.Domain, err error, d Domain, recorded bool, las
 // critical alert; 0-D uses it before Step 1 runs, and counts every domain
 // whatever its status, since a fire is a fire.
 func AnyCriticalAlert(cfg *config.Config, st *state.Store) bool {
+	defer st.HoldRoot()()
 	for _, dc := range cfg.Domains {
 		ds, err := st.ReadDomainState(dc.StateFile)
 		if err != nil {

@@ -135,6 +135,8 @@ const NoCardYet = "No cycle to card yet. Run `ooda cycle` first."
 // default and a corrupt one is named in Corrupt.
 func BuildCard(cfg *config.Config, st *state.Store) CardView {
 	var v CardView
+	// A lens changelog per domain: one open of the root for all.
+	defer st.HoldRoot()()
 	// The card shows these files (and the cost ledger, the lens
 	// changelogs and the CHANGELOG) and reads no other.
 	snap, lerr := st.LoadFiles(state.StateFile, state.ConfidenceFile, state.MemosFile, state.CostLedgerFile)

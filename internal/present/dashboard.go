@@ -205,9 +205,11 @@ func Dashboard(cfg *config.Config, st *state.Store, now time.Time) DashboardDoc 
 	doc.Breakers.SilentFailures = DashboardCounter{Count: s.ConsecutiveSilentFailures, Threshold: max(cfg.Safety.MaxSilentFailures, 0)}
 
 	last := dashLastResults(s.DecisionLog, snap.Outcomes.Entries)
+	release := st.HoldRoot()
 	for _, d := range cfg.Domains {
 		doc.Domains = append(doc.Domains, dashboardDomain(cfg, st, &doc, snap, d, last[d.Name], now))
 	}
+	release()
 
 	q := snap.ActionQueue
 	doc.Actions.Pending = len(q.Pending)

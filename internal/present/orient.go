@@ -407,6 +407,7 @@ func orientBuildPrinciples(ps []state.Principle) OrientPrincipleList {
 
 func orientBuildLens(st *state.Store, cfg *config.Config, corrupt *[]string) OrientLens {
 	l := OrientLens{Domains: []OrientLensDomain{}}
+	defer st.HoldRoot()()
 	for _, d := range cfg.Domains {
 		runs := d.IsEnabled() && d.Scoreable()
 		if runs {

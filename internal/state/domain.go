@@ -268,7 +268,9 @@ func (s *Store) ReadLens(domain string) (Lens, bool, error) {
 		return Lens{}, false, err
 	}
 	var l Lens
-	if err := json.Unmarshal(b, &l); err != nil {
+	// Every cycle reads every domain's lens: one scan, not json.Unmarshal's
+	// three (decodeDocument).
+	if err := decodeDocument(b, &l); err != nil {
 		return Lens{}, false, fmt.Errorf("lens %s: %w", s.LensPath(domain), err)
 	}
 	return l, true, nil

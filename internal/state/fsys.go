@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -188,7 +189,7 @@ func readIn(r *os.Root, name, display string, limit int64) ([]byte, fs.FileInfo,
 	if fi.Size() > limit {
 		return nil, fi, &TooLargeError{Path: display, Limit: limit}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	b, err := readSized(f, fi.Size(), limit)
 	if err != nil {
 		return nil, fi, fsErr("read", display, err)
 	}
@@ -196,6 +197,35 @@ func readIn(r *os.Root, name, display string, limit int64) ([]byte, fs.FileInfo,
 		return nil, fi, &TooLargeError{Path: display, Limit: limit}
 	}
 	return b, fi, nil
+}
+
+// readSized reads f, a regular file of size bytes when it was stat'ed,
+// up to limit+1 bytes (one more than allowed, to see a file that grew
+// past the limit). The buffer is sized once, and a read that returns
+// fewer bytes than asked once size bytes are in ends the reading: the
+// file ended where its stat said (io.ReadAll would grow its buffer from
+// 512 bytes and ask once more, to be told so).
+func readSized(f io.Reader, size, limit int64) ([]byte, error) {
+	max := limit + 1
+	b := make([]byte, 0, min(size+1, max))
+	for int64(len(b)) < max {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, int(min(int64(cap(b))+512, max)-int64(len(b))))
+		}
+		want := min(int64(cap(b)), max) - int64(len(b))
+		n, err := f.Read(b[len(b) : len(b)+int(want)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if int64(n) < want && int64(len(b)) == size {
+			return b, nil
+		}
+	}
+	return b, nil
 }
 
 // tempPattern matches exactly the names writeAtomicIn gives its temporary
@@ -400,12 +430,113 @@ func (s *Store) readFileLimit(p string, limit int64) ([]byte, fs.FileInfo, error
 	if err != nil {
 		return nil, nil, err
 	}
+	if h := s.held(); h != nil {
+		if h.state != nil {
+			if sub, ok := strings.CutPrefix(rel, stateDirPrefix); ok {
+				b, fi, err := readIn(h.state, sub, p, limit)
+				if err == nil || errors.Is(err, fs.ErrNotExist) {
+					return b, fi, err
+				}
+				// Anything else (a symlink that leads out of
+				// agent/state, a refusal) is decided by the project
+				// root, as without a hold, so that every error and
+				// every symlink inside the project stay the same.
+			}
+		}
+		return readIn(h.root, rel, p, limit)
+	}
 	r, err := s.openRoot(false)
 	if err != nil {
 		return nil, nil, fsErr("open", p, err)
 	}
 	defer r.Close()
 	return readIn(r, rel, p, limit)
+}
+
+// stateDirPrefix is agent/state/ relative to the project root.
+var stateDirPrefix = filepath.Join("agent", "state") + string(filepath.Separator)
+
+// heldRoot is a project root held open by HoldRoot, with agent/state/
+// opened under it (nil when it could not be).
+type heldRoot struct {
+	root, state *os.Root
+	holds       int
+}
+
+// holds are the roots held open, by store.
+var holds struct {
+	sync.Mutex
+	m map[*Store]*heldRoot
+}
+
+// HoldRoot keeps the project root open, and agent/state/ under it, until
+// release is called, so that a run of reads — a file or two per domain —
+// does not open the root and walk agent/state/ again for each file: a
+// thousand domains' lenses cost a thousand opens of the lens, not four
+// thousand of the directories on the way to it. Every read stays
+// contained in the project exactly as without a hold (a read that
+// agent/state/ alone cannot settle is made from the project root).
+// Writes are not affected. Holds nest. Do not hold the root while a
+// skill runs: the skill may move directories, and what it leaves is read
+// from the paths as they are then.
+func (s *Store) HoldRoot() (release func()) {
+	holds.Lock()
+	defer holds.Unlock()
+	if h := holds.m[s]; h != nil {
+		h.holds++
+		return s.releaseRoot
+	}
+	r, err := os.OpenRoot(s.rootDir())
+	if err != nil {
+		// Each read opens the root itself, and reports the error.
+		return func() {}
+	}
+	h := &heldRoot{root: r, holds: 1}
+	if sr, err := r.OpenRoot(filepath.Join("agent", "state")); err == nil {
+		h.state = sr
+	}
+	if holds.m == nil {
+		holds.m = map[*Store]*heldRoot{}
+	}
+	holds.m[s] = h
+	return s.releaseRoot
+}
+
+func (s *Store) releaseRoot() {
+	holds.Lock()
+	defer holds.Unlock()
+	h := holds.m[s]
+	if h == nil {
+		return
+	}
+	if h.holds--; h.holds > 0 {
+		return
+	}
+	delete(holds.m, s)
+	if h.state != nil {
+		h.state.Close()
+	}
+	h.root.Close()
+}
+
+// held returns the store's held root, or nil.
+func (s *Store) held() *heldRoot {
+	holds.Lock()
+	defer holds.Unlock()
+	return holds.m[s]
+}
+
+// readRoot is the root a lookup reads through: the held one, or one
+// opened for it (done closes it).
+func (s *Store) readRoot() (r *os.Root, done func(), err error) {
+	if h := s.held(); h != nil {
+		return h.root, func() {}, nil
+	}
+	r, err = s.openRoot(false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, func() { r.Close() }, nil
 }
 
 // WriteProjectFile writes data to path (relative to the project root, or
@@ -451,11 +582,11 @@ func (s *Store) lstat(p string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.openRoot(false)
+	r, done, err := s.readRoot()
 	if err != nil {
 		return nil, fsErr("lstat", p, err)
 	}
-	defer r.Close()
+	defer done()
 	fi, err := r.Lstat(rel)
 	return fi, fsErr("lstat", p, err)
 }
@@ -490,16 +621,24 @@ func (s *Store) mkdirAll(p string) error {
 
 // readDir lists a project directory without following a symlink out.
 func (s *Store) readDir(p string) ([]fs.DirEntry, error) {
+	r, done, err := s.readRoot()
+	if err != nil {
+		if _, rerr := s.rel(p); rerr != nil {
+			return nil, rerr
+		}
+		return nil, fsErr("open", p, err)
+	}
+	defer done()
+	return s.readDirIn(r, p)
+}
+
+// readDirIn is readDir through the project root r.
+func (s *Store) readDirIn(r *os.Root, p string) ([]fs.DirEntry, error) {
 	rel, err := s.rel(p)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.openRoot(false)
-	if err != nil {
-		return nil, fsErr("open", p, err)
-	}
-	defer r.Close()
-	d, err := r.Open(rel)
+	d, err := openDirIn(r, rel)
 	if err != nil {
 		return nil, fsErr("open", p, err)
 	}
@@ -558,6 +697,14 @@ func (s *Store) Resolve(rel string) (string, error) {
 	return p, nil
 }
 
+// openDirIn opens name under r for listing. O_NONBLOCK changes nothing
+// for a directory, and spares the open the round of fcntl calls that
+// would try to make it pollable; a named pipe put in its place cannot
+// block the open either.
+func openDirIn(r *os.Root, name string) (*os.File, error) {
+	return r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
 // RemoveTempFiles deletes the temporary files (".<name>.tmp-<digits>")
 // that an atomic write leaves when its process is killed between creating
 // and renaming them, in agent/state/, each directory directly under it,
@@ -567,27 +714,100 @@ func (s *Store) Resolve(rel string) (string, error) {
 // removed itself, never followed), and no directory outside the project is
 // entered. Call it while holding the cycle lock, so no write of this
 // project is in flight. It returns the removed paths, relative to the root.
+//
+// It runs every cycle over a directory per domain, so each directory is
+// listed once, through agent/state/ opened once, and the directories
+// under it by name only: only a name of the temporary shape costs a look
+// at its type.
 func (s *Store) RemoveTempFiles() ([]string, error) {
 	stateDir := filepath.Join(s.rootDir(), "agent", "state")
-	dirs := []string{stateDir}
-	ents, err := s.readDir(stateDir)
+	r, err := s.openRoot(false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fsErr("open", stateDir, err)
+	}
+	defer r.Close()
+	// The listing of agent/state/ itself is readDir's, errors and all.
+	ents, err := s.readDirIn(r, stateDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, err
 	}
+	sr, err := r.OpenRoot(filepath.Join("agent", "state"))
+	if err != nil {
+		return nil, fsErr("open", stateDir, err)
+	}
+	defer sr.Close()
+	var removed []string
+	var errs []error
+	// removeTemps removes the temporary files among names, the entries
+	// of the directory sub of agent/state/ (dir on disk).
+	removeTemps := func(sub, dir string, names []string) {
+		for _, name := range names {
+			if !tempPattern.MatchString(name) {
+				continue
+			}
+			// The lock's own renewal may be writing one right now, from
+			// the heartbeat of the cycle that holds it.
+			if strings.HasPrefix(name, "."+LockFile+".tmp-") {
+				continue
+			}
+			p := filepath.Join(dir, name)
+			in := filepath.Join(sub, name)
+			fi, err := sr.Lstat(in)
+			if err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, fsErr("lstat", p, err))
+				}
+				continue
+			}
+			if t := fi.Mode().Type(); t != 0 && t != fs.ModeSymlink {
+				continue
+			}
+			if err := sr.Remove(in); err != nil {
+				if err = fsErr("remove", p, err); !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+				}
+				continue
+			}
+			removed = append(removed, s.display(p))
+		}
+	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	removeTemps(".", stateDir, names)
 	for _, e := range ents {
 		// A symlinked directory is not entered: its files are someone
 		// else's, and a link out of the project is refused anyway.
-		if e.IsDir() {
-			dirs = append(dirs, filepath.Join(stateDir, e.Name()))
+		if !e.IsDir() {
+			continue
 		}
+		dir := filepath.Join(stateDir, e.Name())
+		d, err := openDirIn(sr, e.Name())
+		if err != nil {
+			if err = fsErr("open", dir, err); !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		entries, err := d.Readdirnames(-1)
+		d.Close()
+		if err != nil {
+			if err = fsErr("readdir", dir, err); !errors.Is(err, syscall.ENOTDIR) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		slices.Sort(entries)
+		removeTemps(e.Name(), dir, entries)
 	}
-	dirs = append(dirs, filepath.Join(s.EvolveDir, "runs"), filepath.Join(s.EvolveDir, "proposed-skills"))
-	var removed []string
-	var errs []error
-	for _, dir := range dirs {
+	for _, dir := range []string{filepath.Join(s.EvolveDir, "runs"), filepath.Join(s.EvolveDir, "proposed-skills")} {
 		ents, err := s.readDir(dir)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
@@ -599,8 +819,6 @@ func (s *Store) RemoveTempFiles() ([]string, error) {
 			if !tempPattern.MatchString(e.Name()) {
 				continue
 			}
-			// The lock's own renewal may be writing one right now, from
-			// the heartbeat of the cycle that holds it.
 			if strings.HasPrefix(e.Name(), "."+LockFile+".tmp-") {
 				continue
 			}
