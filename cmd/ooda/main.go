@@ -5,12 +5,20 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/ooda-loop/ooda/internal/cli"
 	"github.com/ooda-loop/ooda/internal/perfstat"
 )
 
 func main() {
+	// A cycle is a short process whose live heap is a few MiB: collecting
+	// at every 100 % of growth is most of its garbage collector's work
+	// for nothing. 400 % keeps a long `ooda run` bounded all the same
+	// (docs/benchmarks.md); GOGC, when set, decides instead.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	// OODA_CPUPROFILE, OODA_TRACE and OODA_STATS (docs/benchmarks.md)
 	// cover the whole process, so they start before anything else and end
 	// after the command returned.
