@@ -1,7 +1,18 @@
 package forge
 
 import (
+	"bytes"
+	"compress/zlib"
 	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -297,6 +308,32 @@ func (g *Git) extend(ctx context.Context, m *scanMemo, cur []refTip) (delta, boo
 	if len(moved) == 0 {
 		return d, true, nil
 	}
+	if chains, ok := g.linearGain(m, cur, moved); ok {
+		// The commits gained are read from git's objects, without a git
+		// process: the same records `git log` would have listed.
+		b := m.newBatch(true)
+		n := 0
+		for k, recs := range chains {
+			for _, r := range recs {
+				d.all[r.sha] = true
+				for _, p := range r.parents {
+					d.parents[p] = true
+				}
+				if moved[k] == 0 {
+					d.primary[r.sha] = true
+				}
+				b.add(r.sha, r.at, r.msg)
+			}
+			n += len(recs)
+		}
+		if len(cur) == 1 {
+			d.primary = d.all
+		}
+		m.tips = cur
+		g.lag += n
+		g.dirty = g.dirty || b.changed || g.lag >= saveLag
+		return d, true, nil
+	}
 	for _, i := range moved {
 		_, err := g.run(ctx, "merge-base", "--is-ancestor", "--end-of-options", m.tips[i].sha, cur[i].sha)
 		switch code := exitCode(err); {
@@ -472,4 +509,146 @@ func refList(tips []refTip) string {
 		s = append(s, t.ref)
 	}
 	return strings.Join(s, ", ")
+}
+
+// maxLinearWalk bounds the commits linearGain reads from the objects
+// before it leaves the reading to git: a cursor is saved at least every
+// saveLag commits, so this covers what a loop gains between two saves.
+const maxLinearWalk = 2 * saveLag
+
+// maxLooseCommit bounds the size of a commit object linearGain reads.
+const maxLooseCommit = 1 << 20
+
+// linearGain reads, without a git process, what each moved default ref
+// gained since the memo's tip, when that is the common case of a loop that
+// commits its own state: a short line of commits, each with a single
+// parent and no squash-merge marker, stored as loose objects (as
+// commit-tree and `git commit` write them), going down to the recorded
+// tip. chains[k] are the commits of moved[k], newest first: exactly what
+// `git log <tip> ^<recorded>` lists for it, so walking down to the
+// recorded tip also proves it is an ancestor. Anything else — a merge, a
+// squash merge, a packed object, a history git would rewrite (replace
+// refs, grafts, a shallow clone), a longer line — returns ok false, and
+// git reads it as before. Each object is checked against its name, so a
+// file that is not what git stored is never believed.
+func (g *Git) linearGain(m *scanMemo, cur []refTip, moved []int) (chains [][]logRecord, ok bool) {
+	gitDir, plain := g.plainGitDir()
+	if !plain || !plainHistory(gitDir) {
+		return nil, false
+	}
+	objects := filepath.Join(gitDir, "objects")
+	budget := maxLinearWalk
+	for _, i := range moved {
+		var recs []logRecord
+		for sha := cur[i].sha; sha != m.tips[i].sha; {
+			if budget == 0 {
+				return nil, false
+			}
+			budget--
+			r, ok := readLooseCommit(objects, sha)
+			if !ok || len(r.parents) != 1 {
+				return nil, false
+			}
+			if _, names, tips := squashParse(r.msg); len(names) > 0 || len(tips) > 0 {
+				return nil, false
+			}
+			recs = append(recs, r)
+			sha = r.parents[0]
+		}
+		chains = append(chains, recs)
+	}
+	return chains, true
+}
+
+// plainHistory reports whether git reads the history of the repository in
+// gitDir as its commit objects say, with nothing that rewrites parents.
+func plainHistory(gitDir string) bool {
+	for _, env := range []string{"GIT_REPLACE_REF_BASE", "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE"} {
+		if _, set := os.LookupEnv(env); set {
+			return false
+		}
+	}
+	for _, f := range []string{"shallow", filepath.Join("info", "grafts"), filepath.Join("refs", "replace")} {
+		if _, err := os.Lstat(filepath.Join(gitDir, f)); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	packed, err := os.Open(filepath.Join(gitDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	defer packed.Close()
+	data, err := io.ReadAll(io.LimitReader(packed, maxLooseCommit+1))
+	return err == nil && len(data) <= maxLooseCommit && !bytes.Contains(data, []byte(" refs/replace/"))
+}
+
+// readLooseCommit reads the commit sha from its loose object: its parents
+// and its message, as `git log --format=%P%x1f%B` would print them. ok is
+// false for anything it cannot be sure of: no loose object, an object
+// whose bytes do not hash to its name, not a commit, a header it does not
+// know (a message in another encoding).
+func readLooseCommit(objects, sha string) (logRecord, bool) {
+	var newHash func() hash.Hash
+	switch len(sha) {
+	case sha1.Size * 2:
+		newHash = sha1.New
+	case sha256.Size * 2:
+		newHash = sha256.New
+	default:
+		return logRecord{}, false
+	}
+	if !gitrepo.ValidSHA(sha) || strings.ToLower(sha) != sha {
+		return logRecord{}, false
+	}
+	f, err := os.Open(filepath.Join(objects, sha[:2], sha[2:]))
+	if err != nil {
+		return logRecord{}, false
+	}
+	defer f.Close()
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		return logRecord{}, false
+	}
+	defer z.Close()
+	data, err := io.ReadAll(io.LimitReader(z, maxLooseCommit+1))
+	if err != nil || len(data) > maxLooseCommit {
+		return logRecord{}, false
+	}
+	h := newHash()
+	h.Write(data)
+	if hex.EncodeToString(h.Sum(nil)) != sha {
+		return logRecord{}, false
+	}
+	header, body, ok := bytes.Cut(data, []byte{0})
+	if !ok || !bytes.Equal(header, []byte("commit "+strconv.Itoa(len(body)))) {
+		return logRecord{}, false
+	}
+	head, msg, ok := strings.Cut(string(body), "\n\n")
+	if !ok {
+		return logRecord{}, false
+	}
+	r := logRecord{sha: sha, msg: msg}
+	for _, line := range strings.Split(head, "\n") {
+		key, value, _ := strings.Cut(line, " ")
+		switch key {
+		case "parent":
+			if !gitrepo.ValidSHA(value) || len(value) != len(sha) {
+				return logRecord{}, false
+			}
+			r.parents = append(r.parents, value)
+		case "committer":
+			// "Name <email> 1700000000 +0000": %ct is the number.
+			if fields := strings.Fields(value[strings.LastIndexByte(value, '>')+1:]); len(fields) == 2 {
+				r.at = unixTime(fields[0])
+			}
+		case "tree", "author", "gpgsig", "gpgsig-sha256", "":
+			// "": a continuation line of a signature.
+		default:
+			return logRecord{}, false
+		}
+	}
+	return r, true
 }
