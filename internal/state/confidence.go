@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -67,6 +68,16 @@ func isNull(b json.RawMessage) bool { return string(bytes.TrimSpace(b)) == "null
 // that number; anything else is no score. Either way the value stays in
 // the file as written until the score changes, and DecodeWarnings says so.
 func (c *Confidence) UnmarshalJSON(b []byte) error {
+	if c.unmarshalNested(b) {
+		return nil
+	}
+	return c.unmarshalSlow(b)
+}
+
+// unmarshalSlow is UnmarshalJSON through encoding/json maps: every shape
+// and every malformed document. unmarshalNested reads the common shape
+// in one scan and must agree with it (confidence_fast_oracle_test.go).
+func (c *Confidence) unmarshalSlow(b []byte) error {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {
 		return err
@@ -111,6 +122,136 @@ func (c *Confidence) UnmarshalJSON(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// unmarshalNested is UnmarshalJSON for a valid nested file, read with
+// the package's scanner: a file of a thousand domains is otherwise
+// decoded into maps twice and its keys listed by a token decoder. It
+// reports false, having set nothing, for any other document (not an
+// object, no "domains" object, anything the scanner does not take), which
+// the slow path reads. What it keeps is what the slow path keeps: the
+// last value of a repeated key, the keys in first-seen order, each value
+// as written without the whitespace around it.
+func (c *Confidence) unmarshalNested(b []byte) bool {
+	// The file's bytes are kept (top, domainRaw) past the caller's buffer.
+	b = bytes.Clone(b)
+	tops, ok := scanObject(b)
+	if !ok {
+		return false
+	}
+	top := make(map[string]json.RawMessage, len(tops))
+	topOrder := make([]string, 0, len(tops))
+	for _, m := range tops {
+		if _, dup := top[m.key]; !dup {
+			topOrder = append(topOrder, m.key)
+		}
+		top[m.key] = m.val
+	}
+	raw, ok := top["domains"]
+	if !ok || len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	// One pass over the domains: each one's key, its value as written
+	// and, for an object, its last "score" member.
+	type domain struct {
+		key        []byte
+		val, score []byte
+		obj        bool
+	}
+	doms := make([]domain, 0, 64)
+	_, ok = scanContainer(raw, 0, 1, func(key, val []byte) bool {
+		d := domain{key: key, val: val}
+		if val[0] == '{' {
+			d.obj = true
+			_, ok := scanContainer(val, 0, 1, func(k, v []byte) bool {
+				if isScoreKey(k) {
+					d.score = v
+				}
+				return true
+			})
+			if !ok {
+				return false
+			}
+		}
+		doms = append(doms, d)
+		return true
+	})
+	if !ok {
+		return false
+	}
+	inner := make(map[string]json.RawMessage, len(doms))
+	last := make(map[string]int, len(doms))
+	domainOrder := make([]string, 0, len(doms))
+	for i, d := range doms {
+		k, ok := unquoteKey(d.key)
+		if !ok {
+			return false
+		}
+		if _, dup := inner[k]; !dup {
+			domainOrder = append(domainOrder, k)
+		}
+		inner[k], last[k] = d.val, i
+	}
+	if len(domainOrder) == 0 {
+		domainOrder = nil // as keyOrder lists an empty object
+	}
+	*c = Confidence{top: top, Scores: make(map[string]float64, len(domainOrder)), orig: make(map[string]float64, len(domainOrder)),
+		topOrder: topOrder, nested: true, domainOrder: domainOrder, domainRaw: inner}
+	// Warnings come out in the order of the domains' names, as the slow
+	// path reads them; each domain gives at most one.
+	var warned []string
+	for _, k := range domainOrder {
+		d := doms[last[k]]
+		s := d.val
+		if d.obj || isNull(s) {
+			if s = d.score; s == nil {
+				continue
+			}
+		}
+		if s[0] == '-' || ('0' <= s[0] && s[0] <= '9') {
+			// A JSON number: what json.Unmarshal into a float64 reads,
+			// unless it overflows, which readScore reports.
+			if f, err := strconv.ParseFloat(string(s), 64); err == nil {
+				c.Scores[k], c.orig[k] = f, f
+				continue
+			}
+		}
+		n := len(c.decodeWarnings)
+		ptr := "/domains/" + escapePointer(k)
+		if d.obj || isNull(d.val) {
+			ptr += "/score"
+		}
+		c.readScore(k, s, ptr)
+		if len(c.decodeWarnings) > n {
+			warned = append(warned, k)
+		}
+	}
+	if len(warned) > 1 {
+		idx := make([]int, len(warned))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return warned[idx[a]] < warned[idx[b]] })
+		ws := make([]string, len(idx))
+		for i, j := range idx {
+			ws[i] = c.decodeWarnings[j]
+		}
+		c.decodeWarnings = ws
+	}
+	return true
+}
+
+// isScoreKey reports whether the quoted key k is "score", however
+// escaped.
+func isScoreKey(k []byte) bool {
+	if string(k) == `"score"` {
+		return true
+	}
+	if len(k) < 7 || bytes.IndexByte(k, '\\') < 0 {
+		return false
+	}
+	s, ok := unquoteKey(k)
+	return ok && s == "score"
 }
 
 // readScore reads one nested score: a number, or a string or other value
