@@ -2,13 +2,8 @@ package forge
 
 import (
 	"bytes"
-	"compress/zlib"
 	"context"
-	"crypto/sha1"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -591,39 +586,8 @@ func plainHistory(gitDir string) bool {
 // whose bytes do not hash to its name, not a commit, a header it does not
 // know (a message in another encoding).
 func readLooseCommit(objects, sha string) (logRecord, bool) {
-	var newHash func() hash.Hash
-	switch len(sha) {
-	case sha1.Size * 2:
-		newHash = sha1.New
-	case sha256.Size * 2:
-		newHash = sha256.New
-	default:
-		return logRecord{}, false
-	}
-	if !gitrepo.ValidSHA(sha) || strings.ToLower(sha) != sha {
-		return logRecord{}, false
-	}
-	f, err := os.Open(filepath.Join(objects, sha[:2], sha[2:]))
-	if err != nil {
-		return logRecord{}, false
-	}
-	defer f.Close()
-	z, err := zlib.NewReader(f)
-	if err != nil {
-		return logRecord{}, false
-	}
-	defer z.Close()
-	data, err := io.ReadAll(io.LimitReader(z, maxLooseCommit+1))
-	if err != nil || len(data) > maxLooseCommit {
-		return logRecord{}, false
-	}
-	h := newHash()
-	h.Write(data)
-	if hex.EncodeToString(h.Sum(nil)) != sha {
-		return logRecord{}, false
-	}
-	header, body, ok := bytes.Cut(data, []byte{0})
-	if !ok || !bytes.Equal(header, []byte("commit "+strconv.Itoa(len(body)))) {
+	typ, body, ok := gitrepo.ReadLoose(objects, sha, maxLooseCommit)
+	if !ok || typ != "commit" {
 		return logRecord{}, false
 	}
 	head, msg, ok := strings.Cut(string(body), "\n\n")

@@ -268,11 +268,7 @@ func (r *Repo) looseTrees(sha string, dirs []string, objects string, cfg gitConf
 	if objects == "" || cfg.refTable || r.mayReplace() {
 		return nil
 	}
-	newHash := sha1.New
-	if cfg.sha256 {
-		newHash = sha256.New
-	}
-	typ, body := readLoose(objects, sha, newHash)
+	typ, body, _ := ReadLoose(objects, sha, maxLooseTree)
 	if typ != "commit" {
 		return nil
 	}
@@ -303,7 +299,7 @@ func (r *Repo) looseTrees(sha string, dirs []string, objects string, cfg gitConf
 			}
 			oid = hex.EncodeToString(pt.entries[i].oid)
 		}
-		typ, body := readLoose(objects, oid, newHash)
+		typ, body, _ := ReadLoose(objects, oid, maxLooseTree)
 		if typ != "tree" {
 			return nil
 		}
@@ -335,33 +331,53 @@ func (r *Repo) mayReplace() bool {
 	return err != nil || len(b) > 1<<20 || bytes.Contains(b, []byte(" refs/replace/"))
 }
 
-// readLoose reads a loose object and checks its name; typ is "" when it
-// is not a loose object (packed, or not there) or is not what its name
-// says.
-func readLoose(objects, oid string, newHash func() hash.Hash) (typ string, body []byte) {
+// ReadLoose reads the loose object oid from objects (a repository's
+// object directory) without a git process. ok is false for anything it
+// cannot be sure of: an id that is not a lowercase SHA-1 or SHA-256, an
+// object that is not loose (packed, or not there), one over limit bytes,
+// or one whose bytes do not hash to its name. The hash follows the id's
+// length, as the repository's object format does.
+func ReadLoose(objects, oid string, limit int64) (typ string, body []byte, ok bool) {
+	var newHash func() hash.Hash
+	switch len(oid) {
+	case sha1.Size * 2:
+		newHash = sha1.New
+	case sha256.Size * 2:
+		newHash = sha256.New
+	default:
+		return "", nil, false
+	}
+	if !ValidSHA(oid) || strings.ToLower(oid) != oid {
+		return "", nil, false
+	}
 	f, err := os.Open(filepath.Join(objects, oid[:2], oid[2:]))
 	if err != nil {
-		return "", nil
+		return "", nil, false
 	}
 	defer f.Close()
 	z, err := zlib.NewReader(f)
 	if err != nil {
-		return "", nil
+		return "", nil, false
 	}
-	b, err := io.ReadAll(io.LimitReader(z, 64<<20))
+	defer z.Close()
+	b, err := io.ReadAll(io.LimitReader(z, limit+64))
 	if err != nil {
-		return "", nil
+		return "", nil, false
 	}
-	head, rest, ok := bytes.Cut(b, []byte{0})
+	head, rest, found := bytes.Cut(b, []byte{0})
 	t, size, _ := strings.Cut(string(head), " ")
-	if n, err := strconv.Atoi(size); !ok || err != nil || n != len(rest) {
-		return "", nil
+	if n, err := strconv.Atoi(size); !found || err != nil || n != len(rest) || int64(n) > limit {
+		return "", nil, false
 	}
 	if hex.EncodeToString(hashObject(newHash, t, rest)) != oid {
-		return "", nil
+		return "", nil, false
 	}
-	return t, rest
+	return t, rest, true
 }
+
+// maxLooseTree bounds a tree or commit object looseTrees reads: far more
+// than the state directories' trees, little enough to hold.
+const maxLooseTree = 64 << 20
 
 // parseTree reads a tree object's entries: "<mode> <name>\0<oid>".
 func parseTree(b []byte, oidLen int) (*treeState, error) {
