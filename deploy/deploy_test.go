@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
+	// The ooda these tests start would remember valid configurations in
+	// the user's cache directory (docs/config.md); tests leave it alone.
+	os.Setenv("OODA_NO_CACHE", "1")
 	code := func() int {
 		build := exec.Command("bash", filepath.Join(repoRoot, "scripts", "action", "build.sh"))
 		build.Env = append(os.Environ(),

@@ -53,6 +53,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
+	// The examples' ooda would remember valid configurations in the
+	// user's cache directory (docs/config.md); tests leave it alone.
+	os.Setenv("OODA_NO_CACHE", "1")
 	readGoEnv()
 	build := exec.Command("go", "build", "-o", filepath.Join(dir, "ooda"), "./cmd/ooda")
 	build.Dir = repoRoot

@@ -39,6 +39,10 @@ func TestMain(m *testing.M) {
 type cleanupM struct{ m *testing.M }
 
 func (c cleanupM) Run() int {
+	// The binaries these tests start would remember valid configurations
+	// in the user's cache directory (docs/config.md); tests leave the
+	// developer's home alone.
+	os.Setenv("OODA_NO_CACHE", "1")
 	code := c.m.Run()
 	removeBuiltBinary()
 	return code
