@@ -405,6 +405,52 @@ func canonicalMode(m string) bool {
 	return false
 }
 
+// maxPlainFile bounds a file commitFast hashes itself; a larger one (a
+// domain state file is the skill's to write) is left to git.
+const maxPlainFile = 64 << 20
+
+// readPlain reads the file rel under dir for commitFast: through an
+// os.Root on dir, so nothing outside the project is read, and only when
+// every directory on the way is a directory and the file a regular file
+// of at most maxPlainFile bytes — what `git add` would take as a plain
+// file. Anything else is errNotPlain (git then decides, and refuses a path
+// beyond a symbolic link), a missing file fs.ErrNotExist.
+func readPlain(dir, rel string) (fs.FileInfo, []byte, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, errNotPlain
+	}
+	defer root.Close()
+	rel = filepath.FromSlash(rel)
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i := 1; i < len(parts); i++ {
+		fi, err := root.Lstat(filepath.Join(parts[:i]...))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, err
+		}
+		if err != nil || !fi.IsDir() {
+			return nil, nil, errNotPlain
+		}
+	}
+	fi, err := root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
+	}
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxPlainFile {
+		return nil, nil, errNotPlain
+	}
+	f, err := root.Open(rel)
+	if err != nil {
+		return nil, nil, errNotPlain
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxPlainFile+1))
+	if err != nil || len(data) > maxPlainFile {
+		return nil, nil, errNotPlain
+	}
+	return fi, data, nil
+}
+
 // fastChange is one path of a commit made by commitFast.
 type fastChange struct {
 	change
@@ -445,17 +491,13 @@ func (r *Repo) commitFast(ctx context.Context, base *fastBase, msg string, paths
 				return nil, errNotPlain // a link, a directory or a submodule becomes a file
 			}
 		}
-		fi, err := os.Lstat(filepath.Join(r.Dir, rel))
+		fi, data, err := readPlain(r.Dir, rel)
 		if errors.Is(err, fs.ErrNotExist) {
 			if old != nil {
 				changes = append(changes, fastChange{change: change{mode: "0", oid: hex.EncodeToString(make([]byte, len(old.oid))), path: top, deleted: true}})
 			}
 			continue
 		}
-		if err != nil || !fi.Mode().IsRegular() {
-			return nil, errNotPlain
-		}
-		data, err := os.ReadFile(filepath.Join(r.Dir, rel))
 		if err != nil {
 			return nil, errNotPlain
 		}

@@ -2,6 +2,8 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -305,5 +307,38 @@ func TestPrepareRemovesALeftoverPrivateIndex(t *testing.T) {
 	}
 	if _, err := os.Stat(recent); err != nil {
 		t.Errorf("a recent private index was removed: %v", err)
+	}
+}
+
+// A state path whose directory became a symlink out of the project (a
+// skill can do that between the write and the commit) is never read by
+// ooda itself: readPlain refuses it, and the commit is left to git, which
+// refuses a path beyond a symbolic link.
+func TestReadPlainRefusesASymlinkedDirectory(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "state.json"), []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "agent"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "agent", "state")); err != nil {
+		t.Fatal(err)
+	}
+	if _, data, err := readPlain(dir, "agent/state/state.json"); !errors.Is(err, errNotPlain) || data != nil {
+		t.Fatalf("read through a symlinked directory: %q, %v", data, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a", "f.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, data, err := readPlain(dir, "a/f.json"); err != nil || string(data) != "{}" {
+		t.Fatalf("plain file: %q, %v", data, err)
+	}
+	if _, _, err := readPlain(dir, "a/missing.json"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
 	}
 }
