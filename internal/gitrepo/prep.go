@@ -168,7 +168,9 @@ const staleIndexAge = time.Hour
 
 // removeStaleIndexes removes the private indexes (and their locks) that a
 // commit killed in the middle left in gitDir. A younger one may be another
-// project's commit in the same repository, at work.
+// project's commit in the same repository, at work. The age is measured
+// on the real clock, not the cycle's (which --now may set years away):
+// it is compared with a modification time the file system wrote.
 func removeStaleIndexes(gitDir string) {
 	left, _ := filepath.Glob(filepath.Join(gitDir, "ooda-index-*"))
 	for _, f := range left {
