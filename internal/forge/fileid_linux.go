@@ -3,6 +3,7 @@ package forge
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -14,4 +15,12 @@ func fileIdentity(fi fs.FileInfo) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("%d:%d %d.%d", st.Dev, st.Ino, st.Ctim.Sec, st.Ctim.Nsec), true
+}
+
+// ownedByMe reports whether a file is owned by this process's effective
+// user, which is what git requires of a repository before it reads it
+// (unless safe.directory says otherwise).
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
 }

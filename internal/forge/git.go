@@ -97,6 +97,9 @@ type Git struct {
 	// lastView is the last reading of the refs, with the fingerprint of
 	// the ref storage it was read from; nil when it has none.
 	lastView *viewAt
+	// readings counts the readings of the refs, for the tests that show
+	// when one is skipped.
+	readings int
 }
 
 var _ Forge = (*Git)(nil)
@@ -194,13 +197,22 @@ type viewAt struct {
 }
 
 func (g *Git) readView(ctx context.Context) (*gitView, error) {
-	// One process reads every ref that matters and, through %(symref),
+	// One listing holds every ref that matters and, through %(symref),
 	// where <remote>/HEAD points: the default branch is found without a
-	// second git process (remoteHead).
-	out, err := g.run(ctx, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)",
-		"refs/heads", "refs/remotes/"+g.remote, strings.TrimSuffix(ClosedRefPrefix, "/"))
-	if err != nil {
-		return nil, err
+	// second git process (remoteHead). It is read from the ref files
+	// when they can be read exactly as git would list them
+	// (listRefsLocal), else from one `git for-each-ref`.
+	g.mu.Lock()
+	g.readings++
+	g.mu.Unlock()
+	patterns := []string{"refs/heads", "refs/remotes/" + g.remote, strings.TrimSuffix(ClosedRefPrefix, "/")}
+	out, ok := listRefsLocal(g.dir, g.bin, patterns, g.maxOutput)
+	if !ok {
+		var err error
+		out, err = g.run(ctx, append([]string{"for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)"}, patterns...)...)
+		if err != nil {
+			return nil, err
+		}
 	}
 	v := &gitView{remoteName: g.remote, local: map[string]string{}, remote: map[string]string{}, closed: map[string]string{}}
 	refs := refListing{symrefs: map[string]string{}, listed: map[string]bool{}}
@@ -431,11 +443,12 @@ func validHeadFile(path string) bool {
 	defer f.Close()
 	buf := make([]byte, 256)
 	n, _ := io.ReadFull(f, buf)
-	head := strings.TrimSpace(string(buf[:n]))
+	// As validate_headref reads it: "ref:" at the very start, then blanks.
+	head := string(buf[:n])
 	if target, ok := strings.CutPrefix(head, "ref:"); ok {
-		return strings.HasPrefix(strings.TrimLeft(target, " \t"), "refs/")
+		return strings.HasPrefix(strings.TrimLeft(target, " \t\n\r"), "refs/")
 	}
-	return gitrepo.ValidSHA(head)
+	return gitrepo.ValidSHA(strings.TrimRight(head, " \t\n\r"))
 }
 
 func (g *Git) underPrefix(branch string) bool {
@@ -453,7 +466,9 @@ type gitPR struct {
 	tip string // "" for a deleted branch known only from its squash commit
 }
 
-var branchMention = regexp.MustCompile(`\(branch ([^\s()]+)\)`)
+// branchMention is compiled on first use: most processes never read a
+// commit message, and every process would pay for it at start.
+var branchMention = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\(branch ([^\s()]+)\)`) })
 
 // classify reads every PR branch and decides its state. What the history
 // told before (the memo, or the cursor of the previous process) is reused:

@@ -149,7 +149,7 @@ func squashParse(msg string) (subject string, names, tips []string) {
 	if !strings.Contains(msg, "(branch ") && !strings.Contains(msg, BranchTrailer+":") && !strings.Contains(msg, HeadTrailer+":") {
 		return subject, nil, nil
 	}
-	for _, m := range branchMention.FindAllStringSubmatch(msg, -1) {
+	for _, m := range branchMention().FindAllStringSubmatch(msg, -1) {
 		names = append(names, m[1])
 	}
 	for _, line := range strings.Split(msg, "\n") {

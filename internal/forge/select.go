@@ -27,12 +27,25 @@ func Select(ctx context.Context, cfg *config.Config, root string) (Forge, error)
 	if provider == "none" {
 		return nil, nil
 	}
-	// Each answer costs a git process, so each is asked only when the
-	// choice may depend on it (a plain-git project never needs its
+	// Each answer from git costs a process, so each is asked only when
+	// the choice may depend on it (a plain-git project never needs its
 	// origin's URL, a GitHub one never needs to know it is a working
-	// tree), and the two run side by side when both may be needed.
+	// tree), and the two run side by side when both may be needed. In the
+	// common case the repository's files answer both, as git would
+	// (inspectLocal), and git is not asked at all.
 	var isRepo func() bool
-	if provider == "auto" && fc.Repo == "" {
+	needOrigin := fc.Repo == "" && provider != "git"
+	origin := ""
+	if provider == "github" && fc.Repo != "" {
+		// Neither question is asked.
+		isRepo = func() bool { return false }
+	} else if answer, local := inspectLocal(root, lookGit()); answer != localUnknown {
+		isRepo = func() bool { return answer == localFound }
+		if answer == localFound {
+			origin = local.origin
+		}
+		needOrigin = false
+	} else if provider == "auto" && fc.Repo == "" {
 		done := make(chan bool, 1)
 		go func() { done <- gitOutput(ctx, root, "rev-parse", "--is-inside-work-tree") == "true" }()
 		isRepo = sync.OnceValue(func() bool { return <-done })
@@ -41,8 +54,7 @@ func Select(ctx context.Context, cfg *config.Config, root string) (Forge, error)
 	} else {
 		isRepo = func() bool { return gitOutput(ctx, root, "rev-parse", "--is-inside-work-tree") == "true" }
 	}
-	origin := ""
-	if fc.Repo == "" && provider != "git" {
+	if needOrigin {
 		origin = gitOutput(ctx, root, "remote", "get-url", "origin")
 	}
 	repo := fc.Repo
@@ -182,4 +194,13 @@ func runOutput(ctx context.Context, dir string, argv, env []string, timeout time
 		return stdout.Bytes(), fmt.Errorf("%s: exit %d: %s", argv[0], res.ExitCode, clip(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// lookGit is the git that `git` in PATH starts; "" when there is none.
+func lookGit() string {
+	bin, err := proc.LookPath("git")
+	if err != nil {
+		return ""
+	}
+	return bin
 }

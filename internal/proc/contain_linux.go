@@ -277,10 +277,15 @@ func (c *containment) finish(stopped bool, grace time.Duration) []int {
 		c.reap()
 	}
 	if c.cg != nil {
-		if !stopped {
-			c.cg.evict()
+		// Most runs leave nothing behind: one rmdir, which the kernel
+		// refuses while a process or a cgroup is left inside, ends them
+		// without reading the cgroup first.
+		if stopped || syscall.Rmdir(c.cg.dir) != nil {
+			if !stopped {
+				c.cg.evict()
+			}
+			c.cg.remove()
 		}
-		c.cg.remove()
 	}
 	return survivors
 }

@@ -478,3 +478,34 @@ func zombie(pid int) bool {
 	p, ok := readStat(pid)
 	return ok && !p.live()
 }
+
+// A run that ends by itself leaves no cgroup behind: neither its own,
+// removed at once when empty, nor one the skill created inside it, which
+// makes that first removal fail and is taken down with it.
+func TestNormalExitRemovesRunCgroup(t *testing.T) {
+	t.Parallel()
+	requireRunCgroups(t)
+	base, err := cgroupBase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"empty":           "",
+		"a cgroup inside": `mkdir "$BASE/$(basename "$(sed -n 's/^0:://p' /proc/self/cgroup)")/inner" && echo made` + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			argv0 := script(t, dir, fmt.Sprintf("cat /proc/self/cgroup > %s/cgroup\n%sexit 0\n", dir, body))
+			var out bytes.Buffer
+			r := Exec{}.Run(context.Background(), Spec{Argv: []string{argv0}, Env: append(testEnv, "BASE="+base), Output: &out, Timeout: time.Minute})
+			if want := map[bool]string{true: "made\n"}[body != ""]; !r.OK() || out.String() != want {
+				t.Fatalf("result %+v, output %q, want %q", r, out.String(), want)
+			}
+			runDir := runCgroupDir(t, dir)
+			if _, err := os.Stat(runDir); !os.IsNotExist(err) {
+				t.Errorf("run cgroup %s left behind (%v)", runDir, err)
+			}
+		})
+	}
+}
