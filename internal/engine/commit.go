@@ -42,6 +42,7 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 	)
 	if pc != nil {
 		<-pc.done
+		defer pc.prep.Release()
 		// A HALT file that appeared since is reported as when it is
 		// there from the start.
 		if halted, _ := c.store.HaltExists(c.cfg.Safety.HaltFile); pc.prep.OK && (!halted || c.res.HaltCreated) {
@@ -180,22 +181,52 @@ func (c *cycle) prepareCommit(ctx context.Context) *pendingCommit {
 		paths = append(paths, f.rel)
 	}
 	paths = dedupePaths(paths)
+	// What the other domains' cycles commit: asked only along with a
+	// path git must be asked about anyway, so that each later cycle finds
+	// git's answer remembered (gitrepo.PrepareAhead).
+	var ahead []string
+	if entries, err := os.ReadDir(c.store.EvolveDir); err == nil {
+		for _, e := range entries {
+			// The state files, not what is set aside or half written.
+			if n := e.Name(); e.Type().IsRegular() && !strings.HasPrefix(n, ".") && !strings.Contains(n, ".corrupt") && !strings.Contains(n, "tmp") &&
+				(strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".jsonl") || strings.HasSuffix(n, ".md")) {
+				if rel, err := filepath.Rel(c.store.Root, filepath.Join(c.store.EvolveDir, e.Name())); err == nil {
+					ahead = append(ahead, rel)
+				}
+			}
+		}
+	}
+	for _, dc := range c.cfg.Domains {
+		if rel, err := filepath.Rel(c.store.Root, c.store.LensPath(dc.Name)); err == nil && !strings.HasPrefix(rel, "..") {
+			ahead = append(ahead, rel)
+		}
+		if dc.StateFile == "" {
+			continue
+		}
+		if abs, err := c.store.Resolve(dc.StateFile); err == nil {
+			if rel, err := filepath.Rel(c.store.Root, abs); err == nil && !strings.HasPrefix(rel, "..") {
+				ahead = append(ahead, rel)
+			}
+		}
+	}
 	pc := &pendingCommit{done: make(chan struct{})}
 	root, runner, halt, max := c.store.Root, c.opts.Runner, c.repoHalt(), c.cfg.Safety.MaxReadBytes()
 	go func() {
 		defer close(pc.done)
-		pc.prep = gitrepo.Prepare(ctx, root, runner, halt, max, paths)
+		pc.prep = gitrepo.PrepareAhead(ctx, root, runner, halt, max, paths, ahead)
 		if pc.prep.OK {
-			pc.domain = trackedOrChanged(ctx, pc.prep.Repo, files)
+			pc.domain = trackedOrChanged(ctx, pc.prep.Tracked, files)
 		}
 	}()
 	return pc
 }
 
-// wait waits for the pendingCommit to end, if there is one.
+// wait waits for the pendingCommit to end, if there is one, and lets go
+// of what it holds for a commit that is then not made.
 func (pc *pendingCommit) wait() {
 	if pc != nil {
 		<-pc.done
+		pc.prep.Release()
 	}
 }
 
@@ -213,14 +244,14 @@ type domainFile struct {
 // the run left as it was is not the cycle's to commit, even when it
 // differs from HEAD: that difference is someone else's edit.
 func (c *cycle) changedDomainStateFiles(ctx context.Context, repo *gitrepo.Repo) []string {
-	return trackedOrChanged(ctx, repo, c.domainStateCandidates())
+	return trackedOrChanged(ctx, repo.Tracked, c.domainStateCandidates())
 }
 
 // trackedOrChanged are the files changed, or not tracked by git.
-func trackedOrChanged(ctx context.Context, repo *gitrepo.Repo, files []domainFile) []string {
+func trackedOrChanged(ctx context.Context, tracked func(context.Context, string) bool, files []domainFile) []string {
 	var out []string
 	for _, f := range files {
-		if f.changed || !repo.Tracked(ctx, f.rel) {
+		if f.changed || !tracked(ctx, f.rel) {
 			out = append(out, f.rel)
 		}
 	}

@@ -108,6 +108,12 @@ func (r *Repo) Ignored(ctx context.Context, path string) bool {
 // asking one `git check-ignore` for all of them. As for `git add`, a
 // tracked file is never ignored.
 func (r *Repo) IgnoredPaths(ctx context.Context, paths []string) (map[string]bool, error) {
+	return r.ignoredPaths(ctx, paths, false)
+}
+
+// ignoredPaths is IgnoredPaths; with noIndex, by the ignore rules alone,
+// tracked or not (`check-ignore --no-index`).
+func (r *Repo) ignoredPaths(ctx context.Context, paths []string, noIndex bool) (map[string]bool, error) {
 	ignored := map[string]bool{}
 	if len(paths) == 0 {
 		return ignored, nil
@@ -119,7 +125,11 @@ func (r *Repo) IgnoredPaths(ctx context.Context, paths []string) (map[string]boo
 	for i, p := range paths {
 		in[i] = "./" + p
 	}
-	out, err := r.runStdout(ctx, nulList(in), nil, "check-ignore", "--stdin", "-z")
+	args := []string{"check-ignore", "--stdin", "-z"}
+	if noIndex {
+		args = []string{"check-ignore", "--no-index", "--stdin", "-z"}
+	}
+	out, err := r.runStdout(ctx, nulList(in), nil, args...)
 	var ge *Error
 	if errors.As(err, &ge) && ge.Code == 1 {
 		return ignored, nil // exit 1: none is ignored

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // errNotPlain is a commit commitFast cannot build as `git add` would
@@ -36,10 +37,19 @@ type fastBase struct {
 	// trees are HEAD's trees along the candidate paths, by directory from
 	// the top of the repository ("" is the root).
 	trees map[string]*treeState
+	// native, when not nil, lets the commit object, the branch and the
+	// index be written without git where that is certain to be what git
+	// would write (prepareNative).
+	native *nativeCommit
+	// slots are the temporary files made ahead for the objects; nil
+	// when none are.
+	slots *tmpSlots
 }
 
 // gitConfig is the part of the repository's configuration that decides
-// how a file becomes a blob and how objects are written.
+// how a file becomes a blob and how objects are written, and for the
+// native state commit (nativeConfigPattern) also where the repository
+// is, who commits and how the branch and the index are updated.
 type gitConfig struct {
 	sign, fileMode bool
 	sha256         bool
@@ -47,6 +57,20 @@ type gitConfig struct {
 	refTable bool
 	// other names a setting commitFast does not follow; "" when none.
 	other string
+
+	// nativeOther names a setting that makes the repository's layout
+	// uncertain to the native state commit (a bare repository, a
+	// separate work tree, an extension it does not know); indexOther
+	// one that makes git update the index in its own way; attrOther one
+	// that makes attributes come from elsewhere than files.
+	nativeOther, indexOther, attrOther string
+	ident                              identConfig
+	// logAll is core.logAllRefUpdates: "", "true", "false" or "always".
+	logAll string
+	// hooksPath, excludesFile and attributesFile are core.hooksPath,
+	// core.excludesFile and core.attributesFile; set says which are.
+	hooksPath, excludesFile, attributesFile string
+	set                                     map[string]bool
 }
 
 // configPattern selects, in one `git config --get-regexp`, every setting
@@ -56,24 +80,40 @@ type gitConfig struct {
 // permissions, fsync).
 const configPattern = `^(commit\.gpgsign|core\.(filemode|autocrlf|symlinks|ignorecase|sharedrepository|fsync|fsyncobjectfiles|fsyncmethod|createobject)|extensions\.(objectformat|compatobjectformat|refstorage))$`
 
+// nativeConfigPattern is configPattern and what the native state commit
+// also needs: the repository's layout (bare, worktree, format version,
+// extensions), the identity, the reflog and hooks settings, the ignore
+// and attributes files, and what changes how git writes the index.
+const nativeConfigPattern = `^(commit\.gpgsign|core\.(filemode|autocrlf|symlinks|ignorecase|sharedrepository|fsync|fsyncobjectfiles|fsyncmethod|createobject|bare|worktree|repositoryformatversion|logallrefupdates|hookspath|excludesfile|attributesfile|splitindex|untrackedcache|fsmonitor|ignorestat)|extensions\..*|(user|author|committer)\.(name|email)|user\.useconfigonly|i18n\.commitencoding|index\..*|feature\..*|attr\..*)$`
+
 // readConfig reads configPattern's settings; the last value of a key wins,
 // as for git.
 func (r *Repo) readConfig(ctx context.Context) (gitConfig, error) {
-	c := gitConfig{fileMode: true}
 	out, err := r.runStdout(ctx, nil, nil, "config", "-z", "--get-regexp", configPattern)
 	var ge *Error
 	if errors.As(err, &ge) && ge.Code == 1 {
-		return c, nil // none is set
+		return parseConfig(""), nil // none is set
 	}
 	if err != nil {
-		return c, err
+		return gitConfig{fileMode: true}, err
 	}
+	return parseConfig(out), nil
+}
+
+// parseConfig reads the output of `git config -z --get-regexp`: "key\nvalue"
+// (or "key" alone, for a key without a value) per NUL-terminated item.
+func parseConfig(out string) gitConfig {
+	c := gitConfig{fileMode: true, set: map[string]bool{}}
 	for _, kv := range strings.Split(out, "\x00") {
 		if kv == "" {
 			continue
 		}
 		key, val, hasVal := strings.Cut(kv, "\n")
+		c.set[key] = true
 		b, isBool := gitBool(val, hasVal)
+		if c.ident.set(key, val, hasVal) {
+			continue
+		}
 		switch key {
 		case "commit.gpgsign":
 			// As `git config --bool` reads it for commitOnce: only a true
@@ -103,11 +143,60 @@ func (r *Repo) readConfig(ctx context.Context) (gitConfig, error) {
 			default:
 				c.other = key
 			}
+		case "extensions.worktreeconfig":
+			// config.worktree is among the files read; nothing else moves.
+		case "core.bare":
+			if !isBool || b {
+				c.nativeOther = key
+			}
+		case "core.repositoryformatversion":
+			if val != "0" && val != "1" {
+				c.nativeOther = key
+			}
+		case "core.logallrefupdates":
+			switch {
+			case hasVal && strings.EqualFold(val, "always"):
+				c.logAll = "always"
+			case !isBool:
+				c.nativeOther = key // git refuses to start
+			case b:
+				c.logAll = "true"
+			default:
+				c.logAll = "false"
+			}
+		case "core.hookspath", "core.excludesfile", "core.attributesfile":
+			if !hasVal {
+				c.nativeOther = key
+			}
+			switch key {
+			case "core.hookspath":
+				c.hooksPath = val
+			case "core.excludesfile":
+				c.excludesFile = val
+			default:
+				c.attributesFile = val
+			}
+		case "core.worktree":
+			c.nativeOther = key
+		case "core.splitindex", "core.untrackedcache", "core.fsmonitor", "core.ignorestat":
+			c.indexOther = key
 		default:
-			c.other = key
+			switch {
+			case strings.HasPrefix(key, "index."), strings.HasPrefix(key, "feature."):
+				c.indexOther = key
+			case strings.HasPrefix(key, "attr."):
+				c.attrOther = key
+			case strings.HasPrefix(key, "extensions.") && key != "extensions.compatobjectformat":
+				c.nativeOther = key
+			default:
+				c.other = key
+			}
 		}
 	}
-	return c, nil
+	if c.refTable {
+		c.nativeOther = "extensions.refstorage"
+	}
+	return c
 }
 
 // fastOK reports whether commitFast follows every setting read.
@@ -416,37 +505,89 @@ const maxPlainFile = 64 << 20
 // file. Anything else is errNotPlain (git then decides, and refuses a path
 // beyond a symbolic link), a missing file fs.ErrNotExist.
 func readPlain(dir, rel string) (fs.FileInfo, []byte, error) {
+	pr, err := openPlain(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer pr.close()
+	return pr.read(rel)
+}
+
+// plainReader is readPlain for several files of one commit: one os.Root,
+// and each directory on the way checked once.
+type plainReader struct {
+	root *os.Root
+	dirs map[string]error // nil: a directory; fs.ErrNotExist; errNotPlain
+}
+
+func openPlain(dir string) (*plainReader, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, nil, errNotPlain
+		return nil, errNotPlain
 	}
-	defer root.Close()
+	return &plainReader{root: root, dirs: map[string]error{}}, nil
+}
+
+func (pr *plainReader) close() { pr.root.Close() }
+
+// dir checks that the directory d (relative to the root) and every one
+// above it is a directory.
+func (pr *plainReader) dir(d string) error {
+	if d == "." || d == "" {
+		return nil
+	}
+	if err, ok := pr.dirs[d]; ok {
+		return err
+	}
+	err := pr.dir(filepath.Dir(d))
+	if err == nil {
+		fi, lerr := pr.root.Lstat(d)
+		switch {
+		case errors.Is(lerr, fs.ErrNotExist):
+			err = lerr
+		case lerr != nil || !fi.IsDir():
+			err = errNotPlain
+		}
+	}
+	pr.dirs[d] = err
+	return err
+}
+
+func (pr *plainReader) read(rel string) (fs.FileInfo, []byte, error) {
 	rel = filepath.FromSlash(rel)
-	parts := strings.Split(rel, string(filepath.Separator))
-	for i := 1; i < len(parts); i++ {
-		fi, err := root.Lstat(filepath.Join(parts[:i]...))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, err
-		}
-		if err != nil || !fi.IsDir() {
-			return nil, nil, errNotPlain
-		}
+	if err := pr.dir(filepath.Dir(rel)); err != nil {
+		return nil, nil, err
 	}
-	fi, err := root.Lstat(rel)
+	fi, err := pr.root.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, err
 	}
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxPlainFile {
 		return nil, nil, errNotPlain
 	}
-	f, err := root.Open(rel)
+	f, err := pr.root.Open(rel)
 	if err != nil {
 		return nil, nil, errNotPlain
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxPlainFile+1))
-	if err != nil || len(data) > maxPlainFile {
-		return nil, nil, errNotPlain
+	// Sized as the file was, one byte more to see it grew; ReadAll
+	// would grow its buffer step by step.
+	data := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if len(data) > maxPlainFile {
+			return nil, nil, errNotPlain
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, errNotPlain
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
 	}
 	return fi, data, nil
 }
@@ -471,6 +612,11 @@ func (r *Repo) commitFast(ctx context.Context, base *fastBase, msg string, paths
 	if base.cfg.sha256 {
 		newHash = sha256.New
 	}
+	pr, err := openPlain(r.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer pr.close()
 	var changes []fastChange
 	seen := map[string]bool{}
 	for _, rel := range paths {
@@ -491,7 +637,7 @@ func (r *Repo) commitFast(ctx context.Context, base *fastBase, msg string, paths
 				return nil, errNotPlain // a link, a directory or a submodule becomes a file
 			}
 		}
-		fi, data, err := readPlain(r.Dir, rel)
+		fi, data, err := pr.read(rel)
 		if errors.Is(err, fs.ErrNotExist) {
 			if old != nil {
 				changes = append(changes, fastChange{change: change{mode: "0", oid: hex.EncodeToString(make([]byte, len(old.oid))), path: top, deleted: true}})
@@ -520,23 +666,13 @@ func (r *Repo) commitFast(ctx context.Context, base *fastBase, msg string, paths
 		return nil, nil
 	}
 	slices.SortFunc(changes, func(a, b fastChange) int { return strings.Compare(a.path, b.path) })
-	tree, err := r.writeTrees(base, newHash, changes)
+	lw := newLooseWriter(base.objects, base.slots)
+	tree, err := r.writeTrees(base, lw, newHash, changes)
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"commit-tree", "-m", msg}
-	if base.cfg.sign {
-		args = append(args, "-S")
-	}
-	out, err := r.runStdout(ctx, nil, nil, append(args, "-p", base.head.SHA, tree)...)
+	sha, committer, err := r.makeCommit(ctx, base, lw, newHash, tree, msg)
 	if err != nil {
-		return nil, err
-	}
-	sha := strings.TrimSpace(out)
-	if !ValidSHA(sha) {
-		return nil, fmt.Errorf("git commit-tree printed %q", out)
-	}
-	if err := r.moveRef(ctx, base.head, sha, msg); err != nil {
 		return nil, err
 	}
 	c := &Commit{SHA: sha, Branch: base.head.Branch()}
@@ -545,9 +681,139 @@ func (r *Repo) commitFast(ctx context.Context, base *fastBase, msg string, paths
 		c.Files = append(c.Files, strings.TrimPrefix(ch.path, r.prefix))
 		plain[i] = ch.change
 	}
-	c.IndexErr = r.stageCommitted(ctx, plain)
+	// When the branch and the index are both moved without git, the new
+	// index is written into index.lock while the branch moves, and put in
+	// place only once it has: the index never names a commit that did not
+	// land.
+	var staged chan indexResult
+	if r.nativeMove(base, committer) && r.nativeIndex(base) {
+		staged = make(chan indexResult, 1)
+		go func() {
+			lock, err := r.writeIndexLock(plain, newHash, base.slots)
+			staged <- indexResult{lock, err}
+		}()
+	}
+	if err := r.moveFast(ctx, base, sha, msg, committer); err != nil {
+		if staged != nil {
+			if s := <-staged; s.lock != nil {
+				s.lock.release()
+			}
+		}
+		return nil, err
+	}
+	if staged != nil {
+		s := <-staged
+		if s.err == nil {
+			c.IndexErr = commitIndexLock(s.lock)
+		} else if errors.Is(s.err, errNotPlain) {
+			c.IndexErr = r.stageCommitted(ctx, plain)
+		} else {
+			c.IndexErr = s.err
+		}
+	} else {
+		c.IndexErr = r.stageFast(ctx, base, plain, newHash)
+	}
 	r.autoGC(ctx, r.gitDir)
 	return c, nil
+}
+
+// indexResult is an index written into its lock, or why it was not.
+type indexResult struct {
+	lock *refLock
+	err  error
+}
+
+// nativeMove reports whether moveFast moves the branch itself.
+func (r *Repo) nativeMove(base *fastBase, committer string) bool {
+	n := base.native
+	return n != nil && committer != "" && !n.hook("reference-transaction")
+}
+
+// nativeIndex reports whether stageFast updates the index itself.
+func (r *Repo) nativeIndex(base *fastBase) bool {
+	n := base.native
+	return n != nil && n.cfg.indexOther == "" && !n.hook("post-index-change")
+}
+
+// makeCommit writes the commit of tree on base.head: itself when
+// base.native allows and git's commit-tree would write exactly that
+// (committer is then the committer's identity line, for the reflog),
+// else with `git commit-tree`.
+func (r *Repo) makeCommit(ctx context.Context, base *fastBase, lw *looseWriter, newHash func() hash.Hash, tree, msg string) (sha, committer string, err error) {
+	if n := base.native; n != nil && !base.cfg.sign {
+		if err := r.stopped(ctx); err != nil {
+			return "", "", err
+		}
+		now := time.Now()
+		author, aok := gitIdent(authorWho, n.env, n.cfg.ident, now)
+		committer, cok := gitIdent(committerWho, n.env, n.cfg.ident, now)
+		if aok && cok {
+			if body, ok := commitObject(tree, base.head.SHA, author, committer, msg); ok {
+				sha, err := writeCommit(lw, newHash, body)
+				return sha, committer, err
+			}
+		}
+	}
+	args := []string{"commit-tree", "-m", msg}
+	if base.cfg.sign {
+		args = append(args, "-S")
+	}
+	out, err := r.runStdout(ctx, nil, nil, append(args, "-p", base.head.SHA, tree)...)
+	if err != nil {
+		return "", "", err
+	}
+	sha = strings.TrimSpace(out)
+	if !ValidSHA(sha) {
+		return "", "", fmt.Errorf("git commit-tree printed %q", out)
+	}
+	return sha, "", nil
+}
+
+// moveFast moves the branch from base.head to sha: itself with git's
+// lock protocol when base.native allows, the commit was its own (so the
+// reflog's identity is known) and no reference-transaction hook would
+// see it; else, and whenever that is uncertain, with `git update-ref`.
+func (r *Repo) moveFast(ctx context.Context, base *fastBase, sha, msg, committer string) error {
+	if n := base.native; r.nativeMove(base, committer) {
+		if err := r.stopped(ctx); err != nil {
+			return err
+		}
+		subject, _, _ := strings.Cut(msg, "\n")
+		u := refUpdate{gitDir: r.gitDir, logAll: n.cfg.logAll, committer: committer, slots: base.slots}
+		err := u.moveBranch(base.head.Ref, base.head.SHA, sha, "commit: "+subject)
+		if !errors.Is(err, errNotPlain) {
+			return err
+		}
+	}
+	return r.moveRef(ctx, base.head, sha, msg)
+}
+
+// stageFast is stageCommitted on the index file itself when base.native
+// allows and nothing would make git update it otherwise (a setting of
+// its own, a post-index-change hook); else with `git update-index`.
+func (r *Repo) stageFast(ctx context.Context, base *fastBase, changes []change, newHash func() hash.Hash) error {
+	if r.nativeIndex(base) {
+		err := r.stageNative(changes, newHash, base.slots)
+		if !errors.Is(err, errNotPlain) {
+			return err
+		}
+	}
+	return r.stageCommitted(ctx, changes)
+}
+
+// stopped is the error of a native step that must not start: the
+// context is done, or the HALT file exists (as a git process would not
+// start then).
+func (r *Repo) stopped(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.HaltFile != "" {
+		if _, err := os.Lstat(r.HaltFile); err == nil {
+			return fmt.Errorf("state commit on %s: %w", r.Dir, ErrHalted)
+		}
+	}
+	return nil
 }
 
 // splitTop is a path's directory ("" at the top) and name.
@@ -561,10 +827,10 @@ func splitTop(top string) (dir, name string) {
 // writeTrees writes the blobs of changes and every tree above them, the
 // deepest first, and returns the root tree's name. A directory left empty
 // is dropped from its parent, as write-tree does.
-func (r *Repo) writeTrees(base *fastBase, newHash func() hash.Hash, changes []fastChange) (string, error) {
+func (r *Repo) writeTrees(base *fastBase, lw *looseWriter, newHash func() hash.Hash, changes []fastChange) (string, error) {
 	for _, ch := range changes {
 		if !ch.deleted {
-			if err := writeLoose(base.objects, ch.oid, "blob", ch.data); err != nil {
+			if err := lw.write(ch.oid, "blob", ch.data); err != nil {
 				return "", err
 			}
 		}
@@ -629,7 +895,7 @@ func (r *Repo) writeTrees(base *fastBase, newHash func() hash.Hash, changes []fa
 			body = append(body, e.oid...)
 		}
 		oid := hashObject(newHash, "tree", body)
-		if err := writeLoose(base.objects, hex.EncodeToString(oid), "tree", body); err != nil {
+		if err := lw.write(hex.EncodeToString(oid), "tree", body); err != nil {
 			return "", err
 		}
 		sub[d] = oid
@@ -653,53 +919,119 @@ func hashObject(newHash func() hash.Hash, typ string, body []byte) []byte {
 	return h.Sum(nil)
 }
 
-// writeLoose stores a loose object as git does: zlib-compressed header
-// and body in a temporary file of the object's fan-out directory, linked
-// (or renamed) to its name. An object already there is left as it is.
-func writeLoose(objects, oid, typ string, body []byte) error {
-	dir := filepath.Join(objects, oid[:2])
+// looseWriter stores loose objects as git does: the zlib-compressed
+// header and body in a temporary file of the object's fan-out directory,
+// renamed to its name (what git does where it cannot link, and the same
+// bytes under the same name either way). An object already there is left
+// as it is. One compressor serves every object of a commit: setting one
+// up costs more than compressing a state file.
+type looseWriter struct {
+	objects string
+	z       *zlib.Writer
+	buf     bytes.Buffer
+	dirs    map[string]bool // fan-out directories known to exist
+	// slots, when not nil, are temporary files made ahead (tmpSlots).
+	slots *tmpSlots
+}
+
+func newLooseWriter(objects string, slots *tmpSlots) *looseWriter {
+	return &looseWriter{objects: objects, dirs: map[string]bool{}, slots: slots}
+}
+
+// write stores the typ object oid holding body.
+func (w *looseWriter) write(oid, typ string, body []byte) error {
+	dir := filepath.Join(w.objects, oid[:2])
 	name := filepath.Join(dir, oid[2:])
 	if _, err := os.Lstat(name); err == nil {
 		return nil
 	}
-	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+	w.buf.Reset()
+	if w.z == nil {
+		// The fastest level, as core.looseCompression=1 for the private
+		// index's blobs: `git gc` packs these objects with its own anyway.
+		w.z, _ = zlib.NewWriterLevel(&w.buf, zlib.BestSpeed)
+	} else {
+		w.z.Reset(&w.buf)
+	}
+	w.z.Write([]byte(typ + " " + strconv.Itoa(len(body)) + "\x00"))
+	w.z.Write(body)
+	if err := w.z.Close(); err != nil {
 		return fmt.Errorf("write object %s: %w", oid, err)
 	}
-	var tmp string
-	var f *os.File
-	for range 10 {
-		var rnd [6]byte
-		rand.Read(rnd[:])
-		tmp = filepath.Join(dir, "tmp_obj_"+hex.EncodeToString(rnd[:]))
-		var err error
-		if f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444); err == nil {
-			break
-		} else if !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("write object %s: %w", oid, err)
-		}
+	if w.fromSlot(dir, name) {
+		return nil
 	}
-	if f == nil {
-		return fmt.Errorf("write object %s: no temporary name free in %s", oid, dir)
+	f, tmp, err := w.create(dir)
+	if err != nil {
+		return fmt.Errorf("write object %s: %w", oid, err)
 	}
-	defer os.Remove(tmp)
-	// The fastest level, as core.looseCompression=1 for the private
-	// index's blobs: `git gc` packs these objects with its own anyway.
-	z, _ := zlib.NewWriterLevel(f, zlib.BestSpeed)
-	fmt.Fprintf(z, "%s %d\x00", typ, len(body))
-	_, err := z.Write(body)
-	if cerr := z.Close(); err == nil {
+	_, err = f.Write(w.buf.Bytes())
+	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write object %s: %w", oid, err)
+	}
+	return nil
+}
+
+// fromSlot stores the compressed object through a slot made ahead,
+// reporting whether it did; on any failure the slot is removed and the
+// object is written the ordinary way.
+func (w *looseWriter) fromSlot(dir, name string) bool {
+	f, tmp, ok := w.slots.take()
+	if !ok {
+		return false
+	}
+	// Read-only, as git makes its object files, whatever the slot was.
+	err := f.Chmod(0o444)
+	if err == nil {
+		_, err = f.Write(w.buf.Bytes())
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return fmt.Errorf("write object %s: %w", oid, err)
-	}
-	if err := os.Link(tmp, name); err != nil && !errors.Is(err, fs.ErrExist) {
-		if rerr := os.Rename(tmp, name); rerr != nil {
-			return fmt.Errorf("write object %s: %w", oid, rerr)
+	if err == nil {
+		err = os.Rename(tmp, name)
+		if errors.Is(err, fs.ErrNotExist) && !w.dirs[dir] {
+			if merr := os.Mkdir(dir, 0o777); merr == nil || errors.Is(merr, fs.ErrExist) {
+				w.dirs[dir] = true
+				err = os.Rename(tmp, name)
+			}
 		}
 	}
-	return nil
+	if err != nil {
+		os.Remove(tmp)
+		return false
+	}
+	w.dirs[dir] = true
+	return true
+}
+
+// create makes a new temporary file in the fan-out directory dir,
+// creating the directory when it is missing.
+func (w *looseWriter) create(dir string) (*os.File, string, error) {
+	for range 10 {
+		var rnd [6]byte
+		rand.Read(rnd[:])
+		tmp := filepath.Join(dir, "tmp_obj_"+hex.EncodeToString(rnd[:]))
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		switch {
+		case err == nil:
+			w.dirs[dir] = true
+			return f, tmp, nil
+		case errors.Is(err, fs.ErrNotExist) && !w.dirs[dir]:
+			if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+				return nil, "", err
+			}
+			w.dirs[dir] = true
+		case !errors.Is(err, fs.ErrExist):
+			return nil, "", err
+		}
+	}
+	return nil, "", fmt.Errorf("no temporary name free in %s", dir)
 }

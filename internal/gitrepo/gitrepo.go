@@ -1,9 +1,11 @@
 // Package gitrepo runs the user's own git binary (their configuration and
 // hooks) on the project through the process runner. It is what Step 6-D
 // uses to commit exactly the state files a cycle wrote, with git's
-// plumbing in a private index, so that neither the user's index nor a
-// commit hook is involved (docs/security.md). Only the commands that talk
-// to a remote see ooda's credentials (docs/forge.md).
+// plumbing in a private index, so that neither the user's staged work nor
+// a commit hook is involved (docs/security.md); where it is certain to
+// write exactly what that plumbing would (native.go), it writes the
+// objects, the branch and the index entries itself. Only the commands
+// that talk to a remote see ooda's credentials (docs/forge.md).
 package gitrepo
 
 import (
@@ -41,6 +43,9 @@ type Repo struct {
 	// own for a linked worktree), "" until known; prefix is Dir's path in
 	// the repository ("svc/", "" at the top).
 	gitDir, prefix string
+	// top is the working tree's top directory (its real path) when ooda
+	// found the repository from its files, "" otherwise.
+	top string
 }
 
 // ErrHalted is the error of a git command stopped, or not started,

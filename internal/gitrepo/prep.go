@@ -18,6 +18,7 @@ import (
 // attributes of the paths, HEAD's trees along them). Every git process it
 // runs only reads, so it runs while the cycle writes and syncs its files,
 // and what is left after them is the part that needs the files' bytes.
+// Where that is certain, it learns all this without git (prepareNative).
 type Prep struct {
 	// Repo is the repository, nil when the directory is in none (or git
 	// is not installed); Head is where HEAD was; OK is false when either
@@ -30,6 +31,9 @@ type Prep struct {
 	ignored   map[string]bool
 	asked     map[string]bool
 	ignoreErr error
+	// index is the user's index as Prepare read it, when ooda reads it
+	// itself (prepareNative); nil otherwise.
+	index *gitIndex
 	// base is what building the commit from the files needs; nil when it
 	// must be built with a private index (commitOnce).
 	base *fastBase
@@ -39,11 +43,25 @@ type Prep struct {
 // the current branch, everything that does not depend on the paths'
 // bytes. Its git processes stop when haltFile appears, as Repo.HaltFile.
 func Prepare(ctx context.Context, dir string, r proc.Runner, haltFile string, maxOutput int64, paths []string) *Prep {
+	return PrepareAhead(ctx, dir, r, haltFile, maxOutput, paths, nil)
+}
+
+// PrepareAhead is Prepare that also learns about ahead: paths later
+// state commits are likely to hold (the files of the domains that did not
+// run this cycle). When git must be asked about some of paths anyway, it
+// is asked about those too, in the same process, so that what ooda
+// remembers of git's answers (prepCache) covers them before they are
+// committed. Nothing is asked for them alone.
+func PrepareAhead(ctx context.Context, dir string, r proc.Runner, haltFile string, maxOutput int64, paths, ahead []string) *Prep {
 	if r == nil {
 		r = proc.Exec{}
 	}
 	p := &Prep{}
 	repo := &Repo{Dir: dir, Runner: r, HaltFile: haltFile, MaxOutput: maxOutput}
+	if np := prepareNative(ctx, repo, paths, ahead); np != nil {
+		return np
+	}
+	repo.gitDir, repo.prefix, repo.top = "", "", ""
 	// One process for the layout, the object directory and HEAD. It fails
 	// on an unborn branch, where OpenHead asks again in its own way.
 	out, err := repo.runStdout(ctx, nil, nil, "rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--show-prefix",
@@ -127,12 +145,25 @@ func (p *Prep) IgnoredPaths(ctx context.Context, paths []string) (map[string]boo
 	return out, nil
 }
 
+// Tracked is Repo.Tracked, answered from the index Prepare read when it
+// read it itself.
+func (p *Prep) Tracked(ctx context.Context, path string) bool {
+	if p.index != nil {
+		if top, ok := p.Repo.topPath(path); ok && !p.index.underGitlink(top) {
+			return p.index.tracked(top)
+		}
+	}
+	return p.Repo.Tracked(ctx, path)
+}
+
 // Commit is Repo.CommitOn on p.Head, built from the files without an
 // index when Prepare found nothing that needs one (a filter or line-ending
 // conversion, a configuration it does not follow, a path that is not a
 // regular file), and with the private index otherwise. Either way the
 // branch moves only from p.Head, and if it moved meanwhile the commit is
-// built again, on top, with the private index.
+// built again, on top, with the private index. A prepared native commit
+// also writes the commit object, moves the branch and updates the index
+// itself where git's plumbing would do exactly that (commitFast).
 func (p *Prep) Commit(ctx context.Context, msg string, paths []string) (*Commit, error) {
 	r := p.Repo
 	if len(paths) == 0 {
@@ -142,6 +173,7 @@ func (p *Prep) Commit(ctx context.Context, msg string, paths []string) (*Commit,
 		return r.CommitOn(ctx, p.Head, msg, paths)
 	}
 	c, err := r.commitFast(ctx, p.base, msg, paths)
+	p.Release()
 	var moved *refMovedError
 	switch {
 	case errors.Is(err, errNotPlain):
@@ -150,6 +182,15 @@ func (p *Prep) Commit(ctx context.Context, msg string, paths []string) (*Commit,
 		return r.CommitOn(ctx, moved.now, msg, paths)
 	}
 	return c, err
+}
+
+// Release lets go of what p holds for a commit (the temporary files made
+// ahead for its objects): for a commit that is not made, or is made.
+// It may be called more than once.
+func (p *Prep) Release() {
+	if p != nil && p.base != nil {
+		p.base.slots.release()
+	}
 }
 
 // topPath is rel (relative to Repo.Dir) from the top of the repository,
@@ -172,6 +213,7 @@ const staleIndexAge = time.Hour
 // on the real clock, not the cycle's (which --now may set years away):
 // it is compared with a modification time the file system wrote.
 func removeStaleIndexes(gitDir string) {
+	removeStaleSlots(gitDir)
 	left, _ := filepath.Glob(filepath.Join(gitDir, "ooda-index-*"))
 	for _, f := range left {
 		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleIndexAge {
