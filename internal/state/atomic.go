@@ -52,6 +52,9 @@ func AppendLine(path string, line []byte) error {
 // deep or holding a long array cannot make the file many times larger
 // than its content. The store's writer redacts the result (writeFile).
 func encodeJSON(v any) ([]byte, error) {
+	if b, ok := encodeDocument(v); ok {
+		return b, nil
+	}
 	b, err := marshalNoEscape(v)
 	if err != nil {
 		return nil, err

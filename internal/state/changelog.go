@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ChangelogMax is how many cycle entries CHANGELOG.md keeps (6-C3).
@@ -192,19 +193,18 @@ func isBreak(ln string) bool {
 // fenced code blocks, so every byte lands in exactly one block. A fence
 // that never closes is not taken as one: it would hide every entry below it.
 func splitChangelog(s string) []clBlock {
-	lines := strings.SplitAfter(s, "\n")
 	fences := 0
-	for _, ln := range lines {
+	for ln := range strings.Lines(s) {
 		if isFence(ln) {
 			fences++
 		}
 	}
+	// Each block is the text from its first line to the next block's: a
+	// slice of s, not a copy built line by line.
 	var blocks []clBlock
-	in, seen := false, 0
-	for _, ln := range lines {
-		if ln == "" {
-			continue
-		}
+	var starts []int
+	in, seen, pos := false, 0, 0
+	for ln := range strings.Lines(s) {
 		if isFence(ln) {
 			seen++
 			if in || seen < fences || fences%2 == 0 {
@@ -213,10 +213,19 @@ func splitChangelog(s string) []clBlock {
 		}
 		if lvl := headingLevel(ln); !in && (lvl == 1 || lvl == 2) {
 			blocks = append(blocks, clBlock{cycle: strings.HasPrefix(ln, "## Cycle #"), h2: lvl == 2})
+			starts = append(starts, pos)
 		} else if len(blocks) == 0 {
 			blocks = append(blocks, clBlock{})
+			starts = append(starts, pos)
 		}
-		blocks[len(blocks)-1].text += ln
+		pos += len(ln)
+	}
+	for i := range blocks {
+		end := len(s)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		blocks[i].text = s[starts[i]:end]
 	}
 	return blocks
 }
@@ -318,6 +327,12 @@ var ErrProposalsFull = errors.New("proposed-skills/ is full")
 func (s *Store) WriteProposal(gap, text string) (bool, error) {
 	dir := filepath.Join(s.EvolveDir, "proposed-skills")
 	p := filepath.Join(dir, safeName(gap)+".md")
+	// A proposal already written (every cycle a gap recurs asks again)
+	// is one lstat: its directory is there, and ensureDir has nothing to
+	// make or repair.
+	if _, err := s.lstat(p); err == nil {
+		return false, nil
+	}
 	if err := s.ensureDir(dir); err != nil {
 		return false, err
 	}
@@ -352,7 +367,10 @@ const RunsKept = 50
 // PruneRuns deletes the run files of cycles older than the last RunsKept.
 func (s *Store) PruneRuns(cycle int) (int, error) {
 	dir := filepath.Join(s.EvolveDir, "runs")
-	ents, err := s.readDir(dir)
+	// The names alone: listing the types of a hundred files costs a
+	// hundred lstat calls on a file system that does not say them, and
+	// only the few files old enough to go need one.
+	names, err := s.readDirNames(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return 0, nil
@@ -360,20 +378,55 @@ func (s *Store) PruneRuns(cycle int) (int, error) {
 		return 0, err
 	}
 	n := 0
-	for _, e := range ents {
-		num, _, ok := strings.Cut(e.Name(), "-")
-		if !ok || e.IsDir() {
+	for _, name := range names {
+		num, _, ok := strings.Cut(name, "-")
+		if !ok {
 			continue
 		}
 		c, err := strconv.Atoi(num)
 		if err != nil || c > cycle-RunsKept {
 			continue
 		}
-		if err := s.remove(filepath.Join(dir, e.Name())); err == nil {
+		p := filepath.Join(dir, name)
+		if fi, err := s.lstat(p); err != nil || fi.IsDir() {
+			continue
+		}
+		if err := s.remove(p); err == nil {
 			n++
 		}
 	}
 	return n, nil
+}
+
+// readDirNames is readDir's names, in directory order, without the type
+// of each entry.
+func (s *Store) readDirNames(p string) ([]string, error) {
+	r, done, err := s.readRoot()
+	if err != nil {
+		if _, rerr := s.rel(p); rerr != nil {
+			return nil, rerr
+		}
+		return nil, fsErr("open", p, err)
+	}
+	defer done()
+	rel, err := s.rel(p)
+	if err != nil {
+		return nil, err
+	}
+	d, err := openDirIn(r, rel)
+	if err != nil {
+		return nil, fsErr("open", p, err)
+	}
+	defer d.Close()
+	fi, err := d.Stat()
+	if err != nil {
+		return nil, fsErr("stat", p, err)
+	}
+	if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "readdir", Path: p, Err: syscall.ENOTDIR}
+	}
+	names, err := d.Readdirnames(-1)
+	return names, fsErr("readdir", p, err)
 }
 
 // ensureDir makes the directory p of the store's own (runs/,

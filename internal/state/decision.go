@@ -2,7 +2,6 @@ package state
 
 import (
 	"encoding/json"
-	"reflect"
 )
 
 // DecisionEntry is one state.json decision_log entry (6-A). Optional numbers
@@ -107,17 +106,20 @@ type ContrarianRecord struct {
 }
 
 // UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
-func (e *DecisionEntry) UnmarshalJSON(b []byte) error {
+func (e *DecisionEntry) UnmarshalJSON(b []byte) error { return e.decode(b, false) }
+
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (e *DecisionEntry) unmarshalChecked(b []byte) error { return e.decode(b, true) }
+
+func (e *DecisionEntry) decode(b []byte, checked bool) error {
 	type alias DecisionEntry
 	*e = DecisionEntry{}
-	if err := unmarshalKeep(b, (*alias)(e), &e.Extra); err != nil {
+	if err := unmarshalKeepIn(b, (*alias)(e), &e.Extra, checked); err != nil {
 		return err
 	}
-	e.read = rememberOwn(b, decisionEntryType)
+	e.read = rememberOwnIn(b, e, checked)
 	return nil
 }
-
-var decisionEntryType = reflect.TypeFor[DecisionEntry]()
 
 // readAs is the entry as MarshalJSON encodes it (see rereader).
 func (e *DecisionEntry) readAs() (any, Extra) {
@@ -203,6 +205,12 @@ type State struct {
 func (s *State) UnmarshalJSON(b []byte) error {
 	type alias State
 	return unmarshalKeep(b, (*alias)(s), &s.Extra)
+}
+
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (s *State) unmarshalChecked(b []byte) error {
+	type alias State
+	return unmarshalKeepChecked(b, (*alias)(s), &s.Extra)
 }
 
 // MarshalJSON writes unknown keys back.

@@ -43,11 +43,12 @@ func unmarshalKeepTwice(b []byte, v any, extra *Extra) error {
 	return nil
 }
 
-// withOracle runs f with every object decoded by the oracle.
+// withOracle runs f with every object decoded by the oracle (the
+// checked path of decodeFile included, which would otherwise bypass it).
 func withOracle(f func()) {
-	saved := unmarshalKeep
-	unmarshalKeep = unmarshalKeepTwice
-	defer func() { unmarshalKeep = saved }()
+	saved, savedChecked := unmarshalKeep, checkedDecodeOff
+	unmarshalKeep, checkedDecodeOff = unmarshalKeepTwice, true
+	defer func() { unmarshalKeep, checkedDecodeOff = saved, savedChecked }()
 	f()
 }
 
@@ -228,4 +229,15 @@ var decodeOnceEdgeDocs = []string{
 	`{"a":tru}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`, `{"a":-}`, "{\"a\":\"\x01\"}", `{"a":"\x"}`,
 	`{"a":"\u12"}`, `{"a":[1,]}`, `{"a":[1 2]}`, `{"a":{"b":1,}}`, `{"a":"\"\\\/\b\f\n\r\t\u00e9"}`,
 	"{\"id\":\"tab\tin\"}", `{"id":"x"}` + "\n\t\r ",
+	// Lists and maps of scalars, decoded without encoding/json when every
+	// element is one decodeScalar reads: escapes, nulls, numbers out of
+	// range, elements of another type, duplicate and escaped keys, a list
+	// or a map given twice.
+	`{"decision_log":[{"cycle":1,"scores":{"a":1,"b":null,"a":2,"c":1e400},"chain_executed":["x",null,"y\u00e9"],"skill_gaps_detected":[1,"x"]}]}`,
+	`{"contrarian_checks":["a",null,"b"],"contrarian_checks":["c"],"domain_last_run":{"a":"x"},"domain_last_run":{"b":"y"},"counted_prs":[1,2.5],"alert_streaks":{"a":9223372036854775807,"b":-1}}`,
+	`{"cycle_range":[1,null,3],"domains_selected":{"a":1,"a":null},"confidence_snapshot":{"x":-0,"y":1.5e-7},"lessons":[],"key_decisions":null}`,
+	`{"counted_prs":[9223372036854775808],"alert_streaks":{"\u0061":1,"a":2},"recent_alerts":[["a"],null,[]],"contrarian_checks":{}}`,
+	`{"scores":{"a":"1"},"chain_executed":"x","domain_last_run":[],"cycle_range":[true],"lessons":["\ud800",""]}`,
+	`{"domain_last_run":{"a":"x"},"domain_last_run":{"b":"y"},"contrarian_checks":["a",null,"b"],"contrarian_checks":["c"]}`,
+	`{"domains_selected":{"a":1},"domains_selected":{"b":2},"lessons":["a","b"],"lessons":[null]}`,
 }

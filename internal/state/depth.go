@@ -33,11 +33,7 @@ func jsonDepth(b []byte) int {
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
+			i = skipString(b, i) - 1
 		case '{', '[':
 			depth++
 			high = max(high, depth)
@@ -98,6 +94,8 @@ func indentBounded(src []byte) []byte {
 	flat := false
 	needIndent := false
 	i := 0
+	// pretty says whether whitespace goes in at depth d: not once the
+	// indentation added passes the budget (from then on, none does).
 	pretty := func(d int) bool {
 		if !flat && len(out)-i > budget {
 			flat = true
@@ -106,9 +104,11 @@ func indentBounded(src []byte) []byte {
 	}
 	newline := func(d int) {
 		out = append(out, '\n')
-		for j := 0; j < d; j++ {
-			out = append(out, ' ', ' ')
+		d = max(d, 0)
+		for ; d > len(indentSpaces)/2; d -= len(indentSpaces) / 2 {
+			out = append(out, indentSpaces...)
 		}
+		out = append(out, indentSpaces[:2*d]...)
 	}
 	for ; i < len(src); i++ {
 		c := src[i]
@@ -124,11 +124,13 @@ func indentBounded(src []byte) []byte {
 		}
 		switch c {
 		case '"':
+			// The string as it is, to its closing quote (the first one
+			// not escaped), or to the end of src when it has none.
 			start := i
-			for i++; i < len(src) && src[i] != '"'; i++ {
-				if src[i] == '\\' {
-					i++
-				}
+			if end := stringEnd(src, i); end >= 0 {
+				i = end - 1
+			} else {
+				i = len(src)
 			}
 			out = append(out, src[start:min(i+1, len(src))]...)
 		case '{', '[':
@@ -160,3 +162,6 @@ func indentBounded(src []byte) []byte {
 	}
 	return out
 }
+
+// indentSpaces is the indentation of a few levels, appended in one go.
+const indentSpaces = "                                "

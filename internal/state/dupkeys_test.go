@@ -1,6 +1,9 @@
 package state
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+)
 
 // The fast pre-check must see every duplicate the precise walk reports,
 // or a duplicated key would lose its warning.
@@ -21,6 +24,12 @@ func TestHasDuplicateKeysAgreesWithTheWalk(t *testing.T) {
 		{`{"\u0061": 1, "a": 2}`, true},
 		{`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":0,"k11":1,"k12":2,"k13":3,"k14":4,"k15":5,"k16":6,"k17":7,"k18":8,"k19":9,"k20":0,"k21":1,"k22":2,"k23":3,"k24":4,"k25":5,"k26":6,"k27":7,"k28":8,"k29":9,"k30":0,"k31":1,"k32":2,"k33":3,"k5":9}`, true},
 		{`{"v": ["a", "a"], "w": "a"}`, false},
+		// An object past the linear scan, holding another, and a duplicate
+		// after it; an object holding one past the scan, then a duplicate.
+		{`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k18":18,"k19":19,"k20":20,"k21":21,"k22":22,"k23":23,"k24":24,"k25":25,"k26":26,"k27":27,"k28":28,"k29":29,"k30":30,"k31":31,"k32":32,"k33":33,"n":{"a":1,"b":2,"a":3}}`, true},
+		{`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k18":18,"k19":19,"k20":20,"k21":21,"k22":22,"k23":23,"k24":24,"k25":25,"k26":26,"k27":27,"k28":28,"k29":29,"k30":30,"k31":31,"k32":32,"k33":33,"n":{"a":1,"b":2},"k7":1}`, true},
+		{`{"x":1,"n":{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k18":18,"k19":19,"k20":20,"k21":21,"k22":22,"k23":23,"k24":24,"k25":25,"k26":26,"k27":27,"k28":28,"k29":29,"k30":30,"k31":31,"k32":32,"k33":33},"y":[{"x":1}],"x":2}`, true},
+		{`{"x":1,"n":{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k18":18,"k19":19,"k20":20,"k21":21,"k22":22,"k23":23,"k24":24,"k25":25,"k26":26,"k27":27,"k28":28,"k29":29,"k30":30,"k31":31,"k32":32,"k33":33},"y":[{"x":1}],"z":2}`, false},
 	} {
 		if got := hasDuplicateKeys([]byte(tc.doc)); got != tc.pre {
 			t.Errorf("hasDuplicateKeys(%s) = %v, want %v", tc.doc, got, tc.pre)
@@ -46,3 +55,120 @@ func FuzzHasDuplicateKeys(f *testing.F) {
 // duplicateKeyWarningsSlow reports whether the precise walk, without the
 // pre-check, finds a duplicate.
 func duplicateKeyWarningsSlow(b []byte) bool { return len(duplicateKeyWalk("f", b)) > 0 }
+
+// hasDuplicateKeysPerObject is the pre-check that kept a list of keys
+// per object, kept as the oracle of the one that keeps one list for all.
+func hasDuplicateKeysPerObject(b []byte) bool {
+	type object struct {
+		keys [][]byte
+		set  map[string]struct{}
+	}
+	var stack []*object // nil entries are arrays
+	expectKey := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '{':
+			stack = append(stack, &object{})
+			expectKey = true
+		case '[':
+			stack = append(stack, nil)
+			expectKey = false
+		case '}', ']':
+			if len(stack) == 0 {
+				return false
+			}
+			stack = stack[:len(stack)-1]
+			expectKey = false
+		case ',':
+			expectKey = len(stack) > 0 && stack[len(stack)-1] != nil
+		case ':':
+			expectKey = false
+		case '"':
+			start := i + 1
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(b) {
+				return false
+			}
+			if !expectKey || len(stack) == 0 || stack[len(stack)-1] == nil {
+				continue
+			}
+			o, key := stack[len(stack)-1], b[start:i]
+			if bytes.IndexByte(key, '\\') >= 0 {
+				return true
+			}
+			if o.set != nil {
+				if _, dup := o.set[string(key)]; dup {
+					return true
+				}
+				o.set[string(key)] = struct{}{}
+				continue
+			}
+			for _, k := range o.keys {
+				if bytes.Equal(k, key) {
+					return true
+				}
+			}
+			o.keys = append(o.keys, key)
+			if len(o.keys) > 32 {
+				o.set = make(map[string]struct{}, 2*len(o.keys))
+				for _, k := range o.keys {
+					o.set[string(k)] = struct{}{}
+				}
+				o.keys = nil
+			}
+		}
+	}
+	return false
+}
+
+// jsonDepthByBytes is jsonDepth walking strings byte by byte, its oracle.
+func jsonDepthByBytes(b []byte) int {
+	depth, high := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+			high = max(high, depth)
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return high
+}
+
+// Whatever the bytes, valid JSON or not, the pre-check and the depth
+// answer as their oracles do.
+func FuzzHasDuplicateKeysMatchesPerObject(f *testing.F) {
+	for _, s := range decodeOnceEdgeDocs {
+		f.Add([]byte(s))
+	}
+	for _, s := range checkedEdgeDocs {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{`{"a\\":1,"a\\":2}`, `{"a\"`, `{"\\\"":1}`, `"\\\\\\"`, `{"k":"\\\\\""}`, `[[[[["\]"]]]]]`} {
+		f.Add([]byte(s))
+	}
+	for _, b := range decodeOnceCorpus(f) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := hasDuplicateKeys(b), hasDuplicateKeysPerObject(b); got != want {
+			t.Fatalf("hasDuplicateKeys(%q) = %v, the oracle %v", b, got, want)
+		}
+		if got, want := jsonDepth(b), jsonDepthByBytes(b); got != want {
+			t.Fatalf("jsonDepth(%q) = %d, the oracle %d", b, got, want)
+		}
+	})
+}

@@ -3,11 +3,11 @@ package state
 import (
 	"bytes"
 	"encoding"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
 	"reflect"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,29 +52,220 @@ func unmarshalKeepOnce(b []byte, v any, extra *Extra) error {
 	if plan == nil {
 		return unmarshalKeepSlow(b, v, extra)
 	}
-	members, ok := scanObject(b)
+	buf := memberBufs.Get().(*[]rawMember)
+	defer putMembers(buf)
+	members, ok := scanMembersInto((*buf)[:0], b)
+	*buf = members
 	if !ok {
 		return unmarshalKeepSlow(b, v, extra)
 	}
+	return decodeMembers(b, members, rv, plan, extra, false)
+}
+
+// memberBufs are lists of members for decodeMembers to reuse: an object
+// is split, decoded and done with before its caller goes on, so the list
+// of every entry of a file need not be a new allocation. An entry inside
+// takes another list while its container's is in use.
+var memberBufs = sync.Pool{New: func() any { return new([]rawMember) }}
+
+// putMembers gives a list back, emptied so that it holds on to nothing.
+func putMembers(buf *[]rawMember) {
+	clear(*buf)
+	*buf = (*buf)[:0]
+	memberBufs.Put(buf)
+}
+
+// decodeMembers decodes the members of the object b into rv (the struct
+// v points to) by its plan, and keeps the others in extra; checked says
+// that b is part of a document read and checked by decodeFile (see
+// unmarshalKeepChecked).
+func decodeMembers(b []byte, members []rawMember, rv reflect.Value, plan *decodePlan, extra *Extra, checked bool) error {
 	var unknown []objectMember
 	for _, m := range members {
-		f, known := plan.lookup(m.key)
+		f, known := plan.lookupQuoted(m.quoted)
 		if !known {
-			unknown = append(unknown, m)
+			unknown = append(unknown, objectMember{key: m.key(), val: m.val})
 			continue
 		}
-		if err := decodeKnown(m.val, rv.Field(f.index), f); err != nil {
+		if err := decodeKnown(m.val, rv.Field(f.index), f, checked); err != nil {
 			// As json.Unmarshal refusing the object: read member by member.
 			keys, vals, merr := objectMembers(b)
 			if merr != nil {
 				return err
 			}
-			decodeFields(keys, vals, v, extra)
+			decodeFields(keys, vals, rv.Addr().Interface(), extra)
 			return nil
 		}
 	}
 	*extra = keepMembers(unknown)
 	return nil
+}
+
+// checkedDecoder is a type that decodes itself from bytes decodeFile has
+// checked (see unmarshalKeepChecked) exactly as its UnmarshalJSON decodes
+// them, with less work.
+type checkedDecoder interface {
+	unmarshalChecked(b []byte) error
+}
+
+// checkedDecodeOff, set by the tests, sends every value through its
+// UnmarshalJSON: the decoding unmarshalKeepChecked replaced.
+var checkedDecodeOff bool
+
+// decodeFile is decodeDocument for the bytes of a file just read: a
+// value whose type is a checkedDecoder is handed a copy of the document
+// once the scanner has found it to be one JSON value, a copy nothing
+// else holds, so that neither it nor the entries it holds (which keep
+// their bytes, see readEntry) check or copy any part of it again.
+func decodeFile(b []byte, v any) error {
+	if cd, ok := v.(checkedDecoder); ok && !checkedDecodeOff {
+		start := skipSpace(b, 0)
+		if end, ok := scanValue(b, start, 0); ok && skipSpace(b, end) == len(b) {
+			return cd.unmarshalChecked(bytes.Clone(b[start:end]))
+		}
+	}
+	return decodeDocument(b, v)
+}
+
+// unmarshalKeepChecked is unmarshalKeep for b, a JSON value inside a
+// document decodeFile checked, held by nothing else and never changed:
+// the object is split into its members without checking it again, a
+// list of entries into its elements likewise, and an entry that is a
+// checkedDecoder keeps a slice of b as its bytes instead of a copy. The
+// value decoded is the one unmarshalKeep decodes from the same bytes;
+// anything but an object of a type with a plan goes to unmarshalKeep.
+func unmarshalKeepChecked(b []byte, v any, extra *Extra) error {
+	if checkedDecodeOff || len(b) == 0 || b[0] != '{' {
+		return unmarshalKeep(b, v, extra)
+	}
+	rv := reflect.ValueOf(v).Elem()
+	plan := planFor(rv.Type())
+	if plan == nil {
+		return unmarshalKeep(b, v, extra)
+	}
+	buf := memberBufs.Get().(*[]rawMember)
+	defer putMembers(buf)
+	*buf = splitObjectInto((*buf)[:0], b)
+	return decodeMembers(b, *buf, rv, plan, extra, true)
+}
+
+// unmarshalKeepIn is unmarshalKeepChecked when checked, else unmarshalKeep.
+func unmarshalKeepIn(b []byte, v any, extra *Extra, checked bool) error {
+	if checked {
+		return unmarshalKeepChecked(b, v, extra)
+	}
+	return unmarshalKeep(b, v, extra)
+}
+
+// splitObject splits b, one JSON object known valid, into its members,
+// as scanMembers does, without checking it.
+func splitObject(b []byte) []rawMember { return splitObjectInto(make([]rawMember, 0, 16), b) }
+
+// splitObjectInto is splitObject appending to members.
+func splitObjectInto(members []rawMember, b []byte) []rawMember {
+	i := skipSpace(b, 1)
+	if i < len(b) && b[i] == '}' {
+		return members
+	}
+	for i < len(b) {
+		end := skipString(b, i)
+		key := b[i:end]
+		i = skipSpace(b, skipSpace(b, end)+1)
+		end = skipValue(b, i)
+		members = append(members, rawMember{quoted: key, val: b[i:end]})
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = skipSpace(b, i+1)
+	}
+	return members
+}
+
+// splitArray splits b, one JSON array known valid, into its elements, as
+// scanArray does, without checking it.
+func splitArray(b []byte) [][]byte {
+	var elems [][]byte
+	i := skipSpace(b, 1)
+	if i < len(b) && b[i] == ']' {
+		return elems
+	}
+	for i < len(b) {
+		end := skipValue(b, i)
+		elems = append(elems, b[i:end])
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = skipSpace(b, i+1)
+	}
+	return elems
+}
+
+// skipValue returns the index just past the valid JSON value at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the valid JSON string at b[i]
+// (its opening quote): the first quote after it not escaped.
+func skipString(b []byte, i int) int {
+	if end := stringEnd(b, i); end >= 0 {
+		return end
+	}
+	return len(b)
+}
+
+// stringEnd returns the index just past the string that starts at b[i]
+// (a quote), valid or not: the first quote after it that a backslash
+// does not escape, found as a byte-by-byte walk taking each backslash
+// with the byte after it would find it, or -1 when there is none.
+func stringEnd(b []byte, i int) int {
+	j := i + 1
+	for j < len(b) {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		// Backslashes right before the quote escape it when they are odd
+		// in number: each pair is one escaped backslash.
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+	return -1
 }
 
 // decodeDocument is json.Unmarshal(b, v) for a whole file. A value that
@@ -154,7 +345,7 @@ func unmarshalKeepSlow(b []byte, v any, extra *Extra) error {
 // value is written instead — but for a list's unreadable elements, which
 // the new list keeps (see keepUnreadable).
 func marshalKeep(v any, extra Extra) ([]byte, error) {
-	b, err := marshalNoEscape(v)
+	b, err := marshalStruct(v)
 	if err != nil || len(extra) == 0 {
 		return b, err
 	}
@@ -215,13 +406,15 @@ func marshalKeep(v any, extra Extra) ([]byte, error) {
 // marshalNoEscape is json.Marshal without HTML escaping (a user's `&&`
 // stays `&&` in the file, not \u0026\u0026).
 func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	// The encoder is reused: a value's MarshalJSON calling back here
+	// takes another one from the pool.
+	e := noEscapePool.Get().(*noEscapeEncoder)
+	defer noEscapePool.Put(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return bytes.Clone(bytes.TrimRight(e.buf.Bytes(), "\n")), nil
 }
 
 // memberWriter returns a function that appends one `"key":value` member of
@@ -455,20 +648,46 @@ const maxScanDepth = 10000
 // character in a string, \u with four hex digits, no leading zero, no
 // trailing comma; invalid UTF-8 is accepted, as encoding/json does).
 func scanObject(b []byte) (members []objectMember, ok bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
+	raw, ok := scanMembers(b)
+	if !ok {
 		return nil, false
 	}
-	members = make([]objectMember, 0, 16)
+	members = make([]objectMember, len(raw))
+	for i, m := range raw {
+		members[i] = objectMember{key: m.key(), val: m.val}
+	}
+	return members, true
+}
+
+// rawMember is one member of a JSON object as written: its key with its
+// quotes, and its value (slices of the object's bytes). Its key is
+// unquoted only when asked for: a key that names a field is looked up
+// as written (decodePlan.lookupQuoted), without making a string of it.
+type rawMember struct {
+	quoted, val []byte
+}
+
+// key is the member's key, unquoted.
+func (m rawMember) key() string { return unquoted(m.quoted) }
+
+// scanMembers is scanObject with the keys as written.
+func scanMembers(b []byte) (members []rawMember, ok bool) {
+	return scanMembersInto(make([]rawMember, 0, 16), b)
+}
+
+// scanMembersInto is scanMembers appending to members (which it returns
+// even when b is not an object, for the caller to reuse).
+func scanMembersInto(members []rawMember, b []byte) ([]rawMember, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return members, false
+	}
 	end, ok := scanContainer(b, i, 1, func(key, val []byte) bool {
-		k, ok := unquoteKey(key)
-		if ok {
-			members = append(members, objectMember{key: k, val: val})
-		}
-		return ok
+		members = append(members, rawMember{quoted: key, val: val})
+		return true
 	})
 	if !ok || skipSpace(b, end) != len(b) {
-		return nil, false
+		return members[:0], false
 	}
 	return members, true
 }
@@ -625,6 +844,15 @@ func scanJSONNumber(b []byte, i int) (int, bool) {
 func scanString(b []byte, i int) (end int, plain, ok bool) {
 	plain = true
 	for i++; i < len(b); i++ {
+		// Eight bytes at a time while none is a quote, a backslash, a
+		// control character or a byte outside ASCII: the loop below
+		// would only step over them.
+		for i+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, plain, true
@@ -658,6 +886,17 @@ func scanString(b []byte, i int) (end int, plain, ok bool) {
 	return 0, false, false
 }
 
+// plainWord says whether none of the eight bytes of x is a quote, a
+// backslash, below 0x20 or at or above 0x80 (the usual bit tricks: a
+// byte is below n when subtracting n borrows into its top bit, and is
+// zero, once xored with c, when it equals c).
+func plainWord(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	special := x&highs | (x-0x20*ones)&^x&highs | hasZero(x^('"'*ones)) | hasZero(x^('\\'*ones))
+	return special == 0
+}
+
 // unquoteKey is the value of the quoted JSON string q, as encoding/json
 // reads it (an invalid UTF-8 byte or a lone surrogate becomes U+FFFD).
 func unquoteKey(q []byte) (string, bool) {
@@ -681,6 +920,8 @@ const (
 	kindPtr     // a pointer to one of the scalar kinds above (elem)
 	kindRaw     // json.RawMessage
 	kindEntries // a list of a struct type with its own UnmarshalJSON
+	kindList    // a list of one of the scalar kinds above (elem)
+	kindMap     // a map by string of one of the scalar kinds above (elem)
 )
 
 // memberField is a field of a decodePlan.
@@ -694,6 +935,36 @@ type memberField struct {
 // fields by JSON key, as written and folded.
 type decodePlan struct {
 	byName, byFold map[string]memberField
+}
+
+// lookupQuoted is lookup of the key q, quoted as written: a key spelled
+// in plain ASCII, as every field's name is, is looked up without being
+// unquoted into a new string.
+func (p *decodePlan) lookupQuoted(q []byte) (memberField, bool) {
+	if k := q[1 : len(q)-1]; plainASCII(k) {
+		if f, ok := p.byName[string(k)]; ok {
+			return f, true
+		}
+	}
+	return p.lookup(unquoted(q))
+}
+
+// unquoted is the JSON string q, a key the scanners took, unquoted
+// (which cannot fail: they took it as a JSON string).
+func unquoted(q []byte) string {
+	k, _ := unquoteKey(q)
+	return k
+}
+
+// plainASCII says whether b holds only printable ASCII but the quote and
+// the backslash: a JSON string's content that is its own value.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // lookup finds the field that encoding/json decodes key into: the key
@@ -722,10 +993,24 @@ func planFor(t reflect.Type) *decodePlan {
 	return p
 }
 
-var plainKeyRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+// plainKey says whether name is spelled only with ASCII letters, digits
+// and underscores, and not empty: a key encoding/json takes from a tag
+// as written, and writes without escaping.
+func plainKey(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 func buildPlan(t reflect.Type) *decodePlan {
-	p := &decodePlan{byName: map[string]memberField{}, byFold: map[string]memberField{}}
+	p := &decodePlan{byName: make(map[string]memberField, t.NumField()), byFold: make(map[string]memberField, t.NumField())}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if f.Anonymous {
@@ -742,7 +1027,7 @@ func buildPlan(t reflect.Type) *decodePlan {
 		if name == "" {
 			name = f.Name
 		}
-		if !plainKeyRE.MatchString(name) || strings.Contains(","+opts+",", ",string,") {
+		if !plainKey(name) || hasOption(opts, "string") {
 			return nil
 		}
 		folded := foldKey(name)
@@ -750,7 +1035,7 @@ func buildPlan(t reflect.Type) *decodePlan {
 			return nil
 		}
 		mf := memberField{index: i, kind: kindOf(f.Type)}
-		if mf.kind == kindPtr {
+		if mf.kind == kindPtr || mf.kind == kindList || mf.kind == kindMap {
 			mf.elem = kindOf(f.Type.Elem())
 		}
 		p.byName[name] = mf
@@ -760,6 +1045,19 @@ func buildPlan(t reflect.Type) *decodePlan {
 }
 
 var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// hasOption says whether the tag options opts ("omitempty,string")
+// hold o.
+func hasOption(opts, o string) bool {
+	for opts != "" {
+		var cur string
+		cur, opts, _ = strings.Cut(opts, ",")
+		if cur == o {
+			return true
+		}
+	}
+	return false
+}
 
 // decodesItself says whether encoding/json hands values of type t to a
 // method of t's.
@@ -797,6 +1095,15 @@ func kindOf(t reflect.Type) memberKind {
 		if e.Kind() == reflect.Struct && !e.Implements(unmarshalerType) && reflect.PointerTo(e).Implements(unmarshalerType) {
 			return kindEntries
 		}
+		if k := kindOf(e); k >= kindString && k <= kindFloat && k != kindUint {
+			return kindList
+		}
+	case reflect.Map:
+		if t.Key().Kind() == reflect.String && !decodesItself(t.Key()) {
+			if k := kindOf(t.Elem()); k >= kindString && k <= kindFloat && k != kindUint {
+				return kindMap
+			}
+		}
 	}
 	return kindGeneric
 }
@@ -805,7 +1112,8 @@ func kindOf(t reflect.Type) memberKind {
 // of the struct being decoded, as encoding/json decodes a member into a
 // struct's field; the scalar kinds it reads as json.Unmarshal would and
 // leaves anything else (a type mismatch included) to json.Unmarshal.
-func decodeKnown(val []byte, dst reflect.Value, f memberField) error {
+// checked says that val is part of a document decodeFile checked.
+func decodeKnown(val []byte, dst reflect.Value, f memberField, checked bool) error {
 	switch f.kind {
 	case kindRaw:
 		// As RawMessage.UnmarshalJSON, a null included.
@@ -838,10 +1146,55 @@ func decodeKnown(val []byte, dst reflect.Value, f memberField) error {
 			return nil
 		}
 		if val[0] == '[' {
-			return decodeEntries(val, dst)
+			return decodeEntries(val, dst, checked)
+		}
+	case kindList, kindMap:
+		if val[0] == 'n' {
+			// As encoding/json: null makes a list or a map nil.
+			dst.SetZero()
+			return nil
+		}
+		// Into a list or map not yet set only: encoding/json decodes a
+		// second value of the key (a duplicate) into the one there.
+		if dst.IsNil() && decodeScalars(val, dst, f) {
+			return nil
 		}
 	}
 	return json.Unmarshal(val, dst.Addr().Interface())
+}
+
+// decodeScalars decodes val, a valid JSON array (into a list) or object
+// (into a map), into dst, a nil list or map of the scalar kind f.elem,
+// as json.Unmarshal does when every element is a value decodeScalar
+// reads (a null leaves the element zero); dst is left alone, and the
+// answer is false, for anything else.
+func decodeScalars(val []byte, dst reflect.Value, f memberField) bool {
+	t := dst.Type()
+	switch {
+	case f.kind == kindList && val[0] == '[':
+		elems := splitArray(val)
+		out := reflect.MakeSlice(t, len(elems), len(elems))
+		for i, e := range elems {
+			if !decodeScalar(e, out.Index(i), f.elem) {
+				return false
+			}
+		}
+		dst.Set(out)
+		return true
+	case f.kind == kindMap && val[0] == '{':
+		members := splitObject(val)
+		out := reflect.MakeMapWithSize(t, len(members))
+		for _, m := range members {
+			ev := reflect.New(t.Elem()).Elem()
+			if !decodeScalar(m.val, ev, f.elem) {
+				return false
+			}
+			out.SetMapIndex(reflect.ValueOf(m.key()).Convert(t.Key()), ev)
+		}
+		dst.Set(out)
+		return true
+	}
+	return false
 }
 
 // decodeScalar sets dst (of kind k) to the value of val when that is a
@@ -940,10 +1293,19 @@ func plainInt(val []byte) (int64, bool) {
 // slice: element i into the slice's element i (the ones past its length
 // reused when its capacity holds them), the slice cut to the array's
 // length, an empty array an empty (not nil) list.
-func decodeEntries(val []byte, dst reflect.Value) error {
-	elems, ok := scanArray(val)
-	if !ok {
-		return json.Unmarshal(val, dst.Addr().Interface())
+//
+// When checked, val is part of a document decodeFile checked: it is
+// split without checking it again, and an element that is a
+// checkedDecoder decodes itself so.
+func decodeEntries(val []byte, dst reflect.Value, checked bool) error {
+	var elems [][]byte
+	if checked {
+		elems = splitArray(val)
+	} else {
+		var ok bool
+		if elems, ok = scanArray(val); !ok {
+			return json.Unmarshal(val, dst.Addr().Interface())
+		}
 	}
 	i := 0
 	for _, e := range elems {
@@ -953,7 +1315,14 @@ func decodeEntries(val []byte, dst reflect.Value) error {
 		if i >= dst.Len() {
 			dst.SetLen(i + 1)
 		}
-		if err := dst.Index(i).Addr().Interface().(json.Unmarshaler).UnmarshalJSON(e); err != nil {
+		el := dst.Index(i).Addr().Interface()
+		var err error
+		if cd, ok := el.(checkedDecoder); ok && checked {
+			err = cd.unmarshalChecked(e)
+		} else {
+			err = el.(json.Unmarshaler).UnmarshalJSON(e)
+		}
+		if err != nil {
 			return err
 		}
 		i++

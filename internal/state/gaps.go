@@ -42,13 +42,18 @@ type Gap struct {
 }
 
 // UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
-func (g *Gap) UnmarshalJSON(b []byte) error {
+func (g *Gap) UnmarshalJSON(b []byte) error { return g.decode(b, false) }
+
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (g *Gap) unmarshalChecked(b []byte) error { return g.decode(b, true) }
+
+func (g *Gap) decode(b []byte, checked bool) error {
 	type alias Gap
 	*g = Gap{}
-	if err := unmarshalKeep(b, (*alias)(g), &g.Extra); err != nil {
+	if err := unmarshalKeepIn(b, (*alias)(g), &g.Extra, checked); err != nil {
 		return err
 	}
-	g.read = rememberEntry(b, alias(*g), g.Extra)
+	g.read = rememberEntryIn(b, alias(*g), checked)
 	return nil
 }
 
@@ -136,6 +141,12 @@ type SkillGaps struct {
 func (s *SkillGaps) UnmarshalJSON(b []byte) error {
 	type alias SkillGaps
 	return unmarshalKeep(b, (*alias)(s), &s.Extra)
+}
+
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (s *SkillGaps) unmarshalChecked(b []byte) error {
+	type alias SkillGaps
+	return unmarshalKeepChecked(b, (*alias)(s), &s.Extra)
 }
 
 // MarshalJSON writes unknown keys back.

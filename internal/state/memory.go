@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -49,13 +50,18 @@ type Episode struct {
 }
 
 // UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
-func (e *Episode) UnmarshalJSON(b []byte) error {
+func (e *Episode) UnmarshalJSON(b []byte) error { return e.decode(b, false) }
+
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (e *Episode) unmarshalChecked(b []byte) error { return e.decode(b, true) }
+
+func (e *Episode) decode(b []byte, checked bool) error {
 	type alias Episode
 	*e = Episode{}
-	if err := unmarshalKeep(b, (*alias)(e), &e.Extra); err != nil {
+	if err := unmarshalKeepIn(b, (*alias)(e), &e.Extra, checked); err != nil {
 		return err
 	}
-	e.read = rememberEntry(b, alias(*e), e.Extra)
+	e.read = rememberEntryIn(b, alias(*e), checked)
 	return nil
 }
 
@@ -157,6 +163,12 @@ func (e *Episodes) UnmarshalJSON(b []byte) error {
 	return unmarshalKeep(b, (*alias)(e), &e.Extra)
 }
 
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (e *Episodes) unmarshalChecked(b []byte) error {
+	type alias Episodes
+	return unmarshalKeepChecked(b, (*alias)(e), &e.Extra)
+}
+
 // MarshalJSON writes unknown keys back.
 func (e Episodes) MarshalJSON() ([]byte, error) {
 	type alias Episodes
@@ -203,7 +215,7 @@ func (p *Principle) UnmarshalJSON(b []byte) error {
 	if p.Text == "" {
 		p.Text = extraString(p.Extra, "principle")
 	}
-	p.read = rememberOwn(b, principleType)
+	p.read = rememberOwn(b, p)
 	return nil
 }
 
@@ -213,8 +225,6 @@ func (p Principle) MarshalJSON() ([]byte, error) {
 	type alias Principle
 	return p.read.encode(alias(p.canonical()), p.Extra)
 }
-
-var principleType = reflect.TypeFor[Principle]()
 
 // readAs is the principle as MarshalJSON encodes it (see rereader).
 func (p *Principle) readAs() (any, Extra) {
@@ -376,13 +386,18 @@ type Reflection struct {
 }
 
 // UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
-func (r *Reflection) UnmarshalJSON(b []byte) error {
+func (r *Reflection) UnmarshalJSON(b []byte) error { return r.decode(b, false) }
+
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (r *Reflection) unmarshalChecked(b []byte) error { return r.decode(b, true) }
+
+func (r *Reflection) decode(b []byte, checked bool) error {
 	type alias Reflection
 	*r = Reflection{}
-	if err := unmarshalKeep(b, (*alias)(r), &r.Extra); err != nil {
+	if err := unmarshalKeepIn(b, (*alias)(r), &r.Extra, checked); err != nil {
 		return err
 	}
-	r.read = rememberEntry(b, alias(*r), r.Extra)
+	r.read = rememberEntryIn(b, alias(*r), checked)
 	return nil
 }
 
@@ -404,6 +419,12 @@ type Reflections struct {
 func (r *Reflections) UnmarshalJSON(b []byte) error {
 	type alias Reflections
 	return unmarshalKeep(b, (*alias)(r), &r.Extra)
+}
+
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (r *Reflections) unmarshalChecked(b []byte) error {
+	type alias Reflections
+	return unmarshalKeepChecked(b, (*alias)(r), &r.Extra)
 }
 
 // MarshalJSON writes unknown keys back.
@@ -547,19 +568,27 @@ func (l LensChangelog) MarshalJSON() ([]byte, error) {
 // same, but for the keys whose value changed (written in place, or added
 // at the end) and the keys removed.
 //
-// Reading remembers only the bytes: every state file is read on every
-// cycle (and again by the views), most of its entries are never written
-// back changed, and many readers write nothing. What an entry was decoded
-// into is had again, when the entry is written, by decoding those bytes
-// once more; an entry whose value still equals it is its bytes. Nothing is
-// cached here: a readEntry is a function of the bytes alone, so an entry
-// read, written and read again equals one read once.
+// Reading remembers the bytes, and a copy of what they were decoded into
+// that shares nothing with the entry (copyDeep): what the program changes
+// in the entry, in place or not, never reaches the copy, so an entry that
+// still equals it is its bytes, with no decoding again. An entry whose
+// value cannot be copied so is decoded again from its bytes when it is
+// written (redecoded). Either way a readEntry stands for its bytes alone:
+// entries are compared by them, so an entry read, written and read again
+// equals one read once.
 type readEntry struct {
 	raw json.RawMessage
 	// typ is the alias struct type unmarshalKeep alone decoded the bytes
 	// into (rememberEntry), or the entry's own type, a rereader whose
 	// decoding changes the value after unmarshalKeep (rememberOwn).
 	typ reflect.Type
+	// base and baseExtra are the copy of the value read (a pointer to an
+	// alias struct value) and of its unknown keys; base is nil when there
+	// is no copy. Held as an interface and a map, not a reflect.Value, so
+	// that two entries read from the same bytes are deeply equal
+	// (reflect.DeepEqual), as their bytes are.
+	base      any
+	baseExtra Extra
 }
 
 // rereader is an entry type whose UnmarshalJSON changes the value after
@@ -575,20 +604,89 @@ var rereaderType = reflect.TypeFor[rereader]()
 // rememberEntry records b, decoded by unmarshalKeep alone into v (an
 // alias struct value, with extra in its Extra field). A type that changes
 // the value after unmarshalKeep records it with rememberOwn instead.
-func rememberEntry(b []byte, v any, _ Extra) *readEntry {
-	return &readEntry{raw: append(json.RawMessage(nil), bytes.TrimSpace(b)...), typ: reflect.TypeOf(v)}
+func rememberEntry(b []byte, v any, _ Extra) *readEntry { return rememberEntryIn(b, v, false) }
+
+// entryBytes is b as an entry keeps it: a copy of b without the
+// whitespace around it, or b itself when checked (b is then part of a
+// document decodeFile checked, which nothing else holds or changes).
+func entryBytes(b []byte, checked bool) json.RawMessage {
+	if checked {
+		return json.RawMessage(b[:len(b):len(b)])
+	}
+	return append(json.RawMessage(nil), bytes.TrimSpace(b)...)
 }
 
-// rememberOwn records b, read by the entry type t (a rereader, through
-// its pointer) as its own UnmarshalJSON reads it.
-func rememberOwn(b []byte, t reflect.Type) *readEntry {
-	return &readEntry{raw: append(json.RawMessage(nil), bytes.TrimSpace(b)...), typ: t}
+// rememberEntryIn is rememberEntry, for b checked or not (see entryBytes).
+func rememberEntryIn(b []byte, v any, checked bool) *readEntry {
+	r := &readEntry{raw: entryBytes(b, checked), typ: reflect.TypeOf(v)}
+	if entryCopyOff {
+		return r
+	}
+	// As redecoded: the unknown keys are the copy's Extra field, and a
+	// type without one is decoded again (and then written as new).
+	if base, ok := copyDeep(reflect.ValueOf(v)); ok && base.CanAddr() {
+		if i := extraFieldIndex(base.Type()); i >= 0 {
+			r.base, r.baseExtra = base.Addr().Interface(), base.Field(i).Interface().(Extra)
+		}
+	}
+	return r
 }
 
-// decoded is the value the entry was read as, and its unknown keys,
-// decoded again from its bytes; ok is false when that fails (the entry
-// is then written as a new one).
+// rememberOwn records b, read by the entry type of self (a rereader,
+// through its pointer) as its own UnmarshalJSON reads it; self is the
+// entry just read from b.
+func rememberOwn(b []byte, self rereader) *readEntry { return rememberOwnIn(b, self, false) }
+
+// rememberOwnIn is rememberOwn, for b checked or not (see entryBytes).
+func rememberOwnIn(b []byte, self rereader, checked bool) *readEntry {
+	r := &readEntry{raw: entryBytes(b, checked), typ: reflect.TypeOf(self).Elem()}
+	if entryCopyOff {
+		return r
+	}
+	v, extra := self.readAs()
+	base, ok := copyDeep(reflect.ValueOf(v))
+	ex, exOK := copyDeep(reflect.ValueOf(extra))
+	if ok && exOK && base.CanAddr() {
+		r.base, r.baseExtra = base.Addr().Interface(), ex.Interface().(Extra)
+	}
+	return r
+}
+
+var extraFieldIndexes sync.Map // reflect.Type -> int
+
+// extraFieldIndex is the index of the struct type t's Extra field (of
+// type Extra), or -1.
+func extraFieldIndex(t reflect.Type) int {
+	if i, ok := extraFieldIndexes.Load(t); ok {
+		return i.(int)
+	}
+	at := -1
+	if f, ok := t.FieldByName("Extra"); ok && f.Type == extraType && len(f.Index) == 1 {
+		at = f.Index[0]
+	}
+	extraFieldIndexes.Store(t, at)
+	return at
+}
+
+// entryCopyOff, set by the tests, makes every entry read keep no copy,
+// so that each is decoded again from its bytes when written: the
+// encoder the copy replaced, kept as the oracle.
+var entryCopyOff bool
+
+// decoded is the value the entry was read as, and its unknown keys: the
+// copy kept when it was read, else decoded again from its bytes; ok is
+// false when that fails (the entry is then written as a new one). The
+// value returned is only read, never changed.
 func (r *readEntry) decoded() (reflect.Value, Extra, bool) {
+	if r.base != nil {
+		return reflect.ValueOf(r.base).Elem(), r.baseExtra, true
+	}
+	return r.redecoded()
+}
+
+// redecoded is the value the entry was read as, and its unknown keys,
+// decoded again from its bytes; ok is false when that fails.
+func (r *readEntry) redecoded() (reflect.Value, Extra, bool) {
 	pv := reflect.New(r.typ)
 	if rr, own := pv.Interface().(rereader); own {
 		if pv.Interface().(json.Unmarshaler).UnmarshalJSON(r.raw) != nil {
@@ -735,8 +833,9 @@ func sameEntry(base, cur reflect.Value) bool {
 	if base.Kind() != reflect.Struct || cur.Kind() != reflect.Struct || base.NumField() != cur.NumField() {
 		return false
 	}
+	skip := readFieldIndex(base.Type())
 	for i := 0; i < base.NumField(); i++ {
-		if base.Type().Field(i).Type == readEntryType && base.Type().Field(i).Name == "read" {
+		if i == skip {
 			continue
 		}
 		if !sameValue(base.Field(i), cur.Field(i)) {
@@ -744,6 +843,25 @@ func sameEntry(base, cur reflect.Value) bool {
 		}
 	}
 	return true
+}
+
+var readFieldIndexes sync.Map // reflect.Type -> int
+
+// readFieldIndex is the index of the struct type t's record of the bytes
+// it was read from (its field read, a *readEntry), or -1.
+func readFieldIndex(t reflect.Type) int {
+	if i, ok := readFieldIndexes.Load(t); ok {
+		return i.(int)
+	}
+	at := -1
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.Type == readEntryType && f.Name == "read" {
+			at = i
+			break
+		}
+	}
+	readFieldIndexes.Store(t, at)
+	return at
 }
 
 // sameValue says whether a and b certainly encode alike: the same type

@@ -20,13 +20,18 @@ type Intervention struct {
 }
 
 // UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
-func (iv *Intervention) UnmarshalJSON(b []byte) error {
+func (iv *Intervention) UnmarshalJSON(b []byte) error { return iv.decode(b, false) }
+
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (iv *Intervention) unmarshalChecked(b []byte) error { return iv.decode(b, true) }
+
+func (iv *Intervention) decode(b []byte, checked bool) error {
 	type alias Intervention
 	*iv = Intervention{}
-	if err := unmarshalKeep(b, (*alias)(iv), &iv.Extra); err != nil {
+	if err := unmarshalKeepIn(b, (*alias)(iv), &iv.Extra, checked); err != nil {
 		return err
 	}
-	iv.read = rememberEntry(b, alias(*iv), iv.Extra)
+	iv.read = rememberEntryIn(b, alias(*iv), checked)
 	return nil
 }
 
@@ -53,13 +58,18 @@ type Memo struct {
 }
 
 // UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
-func (m *Memo) UnmarshalJSON(b []byte) error {
+func (m *Memo) UnmarshalJSON(b []byte) error { return m.decode(b, false) }
+
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (m *Memo) unmarshalChecked(b []byte) error { return m.decode(b, true) }
+
+func (m *Memo) decode(b []byte, checked bool) error {
 	type alias Memo
 	*m = Memo{}
-	if err := unmarshalKeep(b, (*alias)(m), &m.Extra); err != nil {
+	if err := unmarshalKeepIn(b, (*alias)(m), &m.Extra, checked); err != nil {
 		return err
 	}
-	m.read = rememberEntry(b, alias(*m), m.Extra)
+	m.read = rememberEntryIn(b, alias(*m), checked)
 	return nil
 }
 
@@ -84,9 +94,14 @@ type Memos struct {
 }
 
 // UnmarshalJSON keeps unknown keys and adopts the legacy "memos" array as history.
-func (m *Memos) UnmarshalJSON(b []byte) error {
+func (m *Memos) UnmarshalJSON(b []byte) error { return m.decode(b, false) }
+
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (m *Memos) unmarshalChecked(b []byte) error { return m.decode(b, true) }
+
+func (m *Memos) decode(b []byte, checked bool) error {
 	type alias Memos
-	if err := unmarshalKeep(b, (*alias)(m), &m.Extra); err != nil {
+	if err := unmarshalKeepIn(b, (*alias)(m), &m.Extra, checked); err != nil {
 		return err
 	}
 	if legacy, ok := m.Extra["memos"]; ok && m.History == nil {

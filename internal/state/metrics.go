@@ -69,11 +69,9 @@ func (c *Counters) UnmarshalJSON(b []byte) error {
 			c.hasStreak = true
 		}
 	}
-	c.read = rememberOwn(b, countersType)
+	c.read = rememberOwn(b, c)
 	return nil
 }
-
-var countersType = reflect.TypeFor[Counters]()
 
 // readAs is the block as MarshalJSON hands it to encode (see rereader).
 func (c *Counters) readAs() (any, Extra) {

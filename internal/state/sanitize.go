@@ -317,7 +317,7 @@ func clampFloats(v reflect.Value, ptr string, report func(ptr string, was, now f
 	if ptr != "" {
 		root = &ptrPath{kind: pathRaw, tok: ptr}
 	}
-	clampAt(v, root, report)
+	clampAt(v, root, new(pathArena), report)
 }
 
 // clampField is a field clampFloats descends into: its index and the key
@@ -397,22 +397,26 @@ func mayHoldFloat(t reflect.Type) bool {
 }
 
 // clampAt is clampFloats below path, the pointer of v.
-func clampAt(v reflect.Value, path *ptrPath, report func(ptr string, was, now float64)) {
+func clampAt(v reflect.Value, path *ptrPath, a *pathArena, report func(ptr string, was, now float64)) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if !v.IsNil() {
-			clampAt(v.Elem(), path, report)
+			clampAt(v.Elem(), path, a, report)
 		}
 	case reflect.Struct:
 		for _, f := range clampFields(v.Type()) {
-			clampAt(v.Field(f.index), &ptrPath{up: path, kind: pathKey, tok: f.name}, report)
+			step := a.push(path, pathKey, f.name, 0)
+			clampAt(v.Field(f.index), step, a, report)
+			a.pop(step)
 		}
 	case reflect.Slice:
 		if v.Type() == rawType || v.Type() == extraType || !mayHoldFloat(v.Type().Elem()) {
 			return
 		}
 		for i := 0; i < v.Len(); i++ {
-			clampAt(v.Index(i), &ptrPath{up: path, kind: pathIndex, idx: i}, report)
+			step := a.push(path, pathIndex, "", i)
+			clampAt(v.Index(i), step, a, report)
+			a.pop(step)
 		}
 	case reflect.Map:
 		if v.Type() == extraType {
@@ -445,7 +449,9 @@ func clampAt(v reflect.Value, path *ptrPath, report func(ptr string, was, now fl
 			// a map are addressable through the copy.
 			iter := v.MapRange()
 			for iter.Next() {
-				clampAt(iter.Value(), &ptrPath{up: path, kind: pathKey, tok: fmt.Sprint(iter.Key().Interface())}, report)
+				step := a.push(path, pathKey, fmt.Sprint(iter.Key().Interface()), 0)
+				clampAt(iter.Value(), step, a, report)
+				a.pop(step)
 			}
 		}
 	case reflect.Float64:
@@ -538,69 +544,79 @@ func duplicateKeyWalk(display string, b []byte) []string {
 // escape answers true (the precise walk decodes it). It expects valid
 // JSON and answers false for anything else.
 func hasDuplicateKeys(b []byte) bool {
-	type object struct {
-		keys [][]byte
-		set  map[string]struct{}
-	}
-	var stack []*object // nil entries are arrays
+	// One list of the keys of every open object, innermost last, rather
+	// than a list per object: no allocation per object. opens holds, for
+	// each open container, where its keys start in keys (-1: an array);
+	// an object past a few dozen keys moves them to a set, by depth.
+	var keys [][]byte
+	var opens []int
+	var sets map[int]map[string]struct{}
 	expectKey := false
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; c {
 		case '{':
-			stack = append(stack, &object{})
+			opens = append(opens, len(keys))
 			expectKey = true
 		case '[':
-			stack = append(stack, nil)
+			opens = append(opens, -1)
 			expectKey = false
 		case '}', ']':
-			if len(stack) == 0 {
+			if len(opens) == 0 {
 				return false
 			}
-			stack = stack[:len(stack)-1]
+			d := len(opens) - 1
+			if opens[d] >= 0 {
+				keys = keys[:opens[d]]
+			}
+			if sets != nil {
+				delete(sets, d)
+			}
+			opens = opens[:d]
 			expectKey = false
 		case ',':
-			expectKey = len(stack) > 0 && stack[len(stack)-1] != nil
+			expectKey = len(opens) > 0 && opens[len(opens)-1] >= 0
 		case ':':
 			expectKey = false
 		case '"':
 			start := i + 1
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-			if i >= len(b) {
+			end := stringEnd(b, i)
+			if end < 0 {
 				return false
 			}
-			if !expectKey || len(stack) == 0 || stack[len(stack)-1] == nil {
+			i = end - 1
+			if !expectKey || len(opens) == 0 || opens[len(opens)-1] < 0 {
 				continue
 			}
-			o, key := stack[len(stack)-1], b[start:i]
+			d, key := len(opens)-1, b[start:i]
 			if bytes.IndexByte(key, '\\') >= 0 {
 				// An escaped key may equal another spelled differently:
 				// leave it to the precise walk.
 				return true
 			}
-			if o.set != nil {
-				if _, dup := o.set[string(key)]; dup {
+			if set, ok := sets[d]; ok {
+				if _, dup := set[string(key)]; dup {
 					return true
 				}
-				o.set[string(key)] = struct{}{}
+				set[string(key)] = struct{}{}
 				continue
 			}
-			for _, k := range o.keys {
+			for _, k := range keys[opens[d]:] {
 				if bytes.Equal(k, key) {
 					return true
 				}
 			}
-			o.keys = append(o.keys, key)
-			if len(o.keys) > 32 {
+			keys = append(keys, key)
+			if n := len(keys) - opens[d]; n > 32 {
 				// Past a few dozen keys a set beats the linear scan.
-				o.set = make(map[string]struct{}, 2*len(o.keys))
-				for _, k := range o.keys {
-					o.set[string(k)] = struct{}{}
+				set := make(map[string]struct{}, 2*n)
+				for _, k := range keys[opens[d]:] {
+					set[string(k)] = struct{}{}
 				}
-				o.keys = nil
+				keys = keys[:opens[d]]
+				if sets == nil {
+					sets = map[int]map[string]struct{}{}
+				}
+				sets[d] = set
 			}
 		}
 	}

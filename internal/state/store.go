@@ -266,7 +266,7 @@ func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err e
 	// Decode into a fresh value and keep it only on success, so that a file
 	// that fails half-way never leaves half of its values behind.
 	fresh := reflect.New(reflect.TypeOf(v).Elem())
-	if err := decodeDocument(b, fresh.Interface()); err != nil {
+	if err := decodeFile(b, fresh.Interface()); err != nil {
 		return false, err
 	}
 	reflect.ValueOf(v).Elem().Set(fresh.Elem())

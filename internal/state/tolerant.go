@@ -67,6 +67,29 @@ func jsonFields(t reflect.Type) map[string]fieldInfo {
 // (case-insensitively, each rune to the smallest of its fold set), so
 // that every key the decoder would take for a field is recognised as it.
 func foldKey(s string) string {
+	// ASCII without a lower-case letter folds to itself; other ASCII to
+	// its upper case, a byte at a time.
+	ascii, lower := true, false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf {
+			ascii = false
+			break
+		} else if 'a' <= c && c <= 'z' {
+			lower = true
+		}
+	}
+	if ascii {
+		if !lower {
+			return s
+		}
+		u := []byte(s)
+		for i, c := range u {
+			if 'a' <= c && c <= 'z' {
+				u[i] = c - ('a' - 'A')
+			}
+		}
+		return string(u)
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
@@ -404,7 +427,7 @@ const maxLooseWarnings = 5
 // At most limit are listed, then a count of the others.
 func looseWarnings(v any, limit int) []string {
 	var all []string
-	walkLoose(reflect.ValueOf(v), nil, func(ptr, msg string) {
+	walkLoose(reflect.ValueOf(v), nil, new(pathArena), func(ptr, msg string) {
 		if ptr == "" {
 			ptr = "(root)"
 		}
@@ -449,23 +472,57 @@ func (p *ptrPath) String() string {
 	if p == nil {
 		return ""
 	}
-	var steps []*ptrPath
-	for q := p; q != nil; q = q.up {
-		steps = append(steps, q)
-	}
 	var b strings.Builder
-	for i := len(steps) - 1; i >= 0; i-- {
-		switch q := steps[i]; q.kind {
-		case pathKey:
-			b.WriteString(config.Pointer(q.tok))
-		case pathIndex:
-			b.WriteByte('/')
-			b.WriteString(strconv.Itoa(q.idx))
-		default:
-			b.WriteString(q.tok)
-		}
-	}
+	p.write(&b)
 	return b.String()
+}
+
+// write spells the pointer into b, root first. Recursive, so that no step
+// is kept anywhere: the steps of a walk, made for every field and
+// element visited, stay on the walker's stack.
+func (p *ptrPath) write(b *strings.Builder) {
+	if p == nil {
+		return
+	}
+	p.up.write(b)
+	switch p.kind {
+	case pathKey:
+		b.WriteString(config.Pointer(p.tok))
+	case pathIndex:
+		b.WriteByte('/')
+		b.WriteString(strconv.Itoa(p.idx))
+	default:
+		b.WriteString(p.tok)
+	}
+}
+
+// pathArena hands out the steps of one walk, last in, first out: a walk
+// makes a step for every field and element it visits and keeps none
+// past the visit, so a few dozen nodes, reused, serve it whole instead
+// of one allocation each. Past its size (a nesting that deep) a step is
+// allocated as before.
+type pathArena struct {
+	nodes [64]ptrPath
+	top   int
+}
+
+// push is a new step below up.
+func (a *pathArena) push(up *ptrPath, kind uint8, tok string, idx int) *ptrPath {
+	if a.top >= len(a.nodes) {
+		return &ptrPath{up: up, kind: kind, tok: tok, idx: idx}
+	}
+	n := &a.nodes[a.top]
+	a.top++
+	*n = ptrPath{up: up, kind: kind, tok: tok, idx: idx}
+	return n
+}
+
+// pop gives back n, the step pushed last, once its visit is over.
+func (a *pathArena) pop(n *ptrPath) {
+	if a.top > 0 && n == &a.nodes[a.top-1] {
+		a.top--
+		a.nodes[a.top] = ptrPath{}
+	}
 }
 
 // looseStruct is how walkLoose visits a struct type: where its Extra is
@@ -566,11 +623,11 @@ func reachesType(cache *sync.Map, t reflect.Type, visiting map[reflect.Type]bool
 // slices and maps, by JSON names) and reports the values its Extra keeps
 // for its own fields, with their pointers. Values whose type can hold no
 // Extra are not visited.
-func walkLoose(v reflect.Value, path *ptrPath, report func(ptr, msg string)) {
+func walkLoose(v reflect.Value, path *ptrPath, a *pathArena, report func(ptr, msg string)) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			walkLoose(v.Elem(), path, report)
+			walkLoose(v.Elem(), path, a, report)
 		}
 	case reflect.Struct:
 		ls := looseStructOf(v.Type())
@@ -602,26 +659,31 @@ func walkLoose(v reflect.Value, path *ptrPath, report func(ptr, msg string)) {
 			if fp != nil && fv.Kind() == reflect.Slice {
 				if at := fp.filePointers(f.name); len(at) == fv.Len() {
 					for i := 0; i < fv.Len(); i++ {
-						walkLoose(fv.Index(i), &ptrPath{up: path, kind: pathRaw, tok: at[i]}, report)
+						step := a.push(path, pathRaw, at[i], 0)
+						walkLoose(fv.Index(i), step, a, report)
+						a.pop(step)
 					}
 					continue
 				}
 			}
-			step := &ptrPath{up: path, kind: pathKey, tok: f.name}
+			step := a.push(path, pathKey, f.name, 0)
 			if raw, ok := keptRaw[f.index]; ok && fv.Kind() == reflect.Slice {
 				// The elements read from a list partly read are numbered
 				// as the file numbers them.
-				walkSliceAt(fv, raw, step, report)
-				continue
+				walkSliceAt(fv, raw, step, a, report)
+			} else {
+				walkLoose(fv, step, a, report)
 			}
-			walkLoose(fv, step, report)
+			a.pop(step)
 		}
 	case reflect.Slice:
 		if v.Type() == rawType || v.Type() == extraType || !mayHoldLoose(v.Type().Elem()) {
 			return
 		}
 		for i := 0; i < v.Len(); i++ {
-			walkLoose(v.Index(i), &ptrPath{up: path, kind: pathIndex, idx: i}, report)
+			step := a.push(path, pathIndex, "", i)
+			walkLoose(v.Index(i), step, a, report)
+			a.pop(step)
 		}
 	case reflect.Map:
 		switch v.Type().Elem().Kind() {
@@ -635,14 +697,16 @@ func walkLoose(v reflect.Value, path *ptrPath, report func(ptr, msg string)) {
 		keys := v.MapKeys()
 		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i].Interface()) < fmt.Sprint(keys[j].Interface()) })
 		for _, k := range keys {
-			walkLoose(v.MapIndex(k), &ptrPath{up: path, kind: pathKey, tok: fmt.Sprint(k.Interface())}, report)
+			step := a.push(path, pathKey, fmt.Sprint(k.Interface()), 0)
+			walkLoose(v.MapIndex(k), step, a, report)
+			a.pop(step)
 		}
 	}
 }
 
 // walkSliceAt walks the elements of a list read in part from raw, each
 // under its index in raw.
-func walkSliceAt(s reflect.Value, raw json.RawMessage, path *ptrPath, report func(ptr, msg string)) {
+func walkSliceAt(s reflect.Value, raw json.RawMessage, path *ptrPath, a *pathArena, report func(ptr, msg string)) {
 	var elems []json.RawMessage
 	_ = json.Unmarshal(raw, &elems)
 	var at []int
@@ -656,6 +720,8 @@ func walkSliceAt(s reflect.Value, raw json.RawMessage, path *ptrPath, report fun
 		if len(at) == s.Len() {
 			idx = at[i]
 		}
-		walkLoose(s.Index(i), &ptrPath{up: path, kind: pathIndex, idx: idx}, report)
+		step := a.push(path, pathIndex, "", idx)
+		walkLoose(s.Index(i), step, a, report)
+		a.pop(step)
 	}
 }

@@ -68,11 +68,9 @@ func (g *Goal) UnmarshalJSON(b []byte) error {
 			}
 		}
 	}
-	g.read = rememberOwn(b, goalType)
+	g.read = rememberOwn(b, g)
 	return nil
 }
-
-var goalType = reflect.TypeFor[Goal]()
 
 // readAs is the goal as MarshalJSON encodes it (see rereader).
 func (g *Goal) readAs() (any, Extra) {
@@ -178,7 +176,7 @@ func (c *CostEntry) UnmarshalJSON(b []byte) error {
 		if err := unmarshalKeep(b, (*alias)(c), &c.Extra); err != nil {
 			return err
 		}
-		c.read = rememberOwn(b, costEntryType)
+		c.read = rememberOwn(b, c)
 		return nil
 	}
 	// Every other key decodes as usual (tolerantly); cycle_id is read
@@ -199,7 +197,7 @@ func (c *CostEntry) UnmarshalJSON(b []byte) error {
 		c.cycleIDRaw = append(json.RawMessage(nil), probe.CycleID...)
 		// Remembered with the number: while it stays the same, the
 		// cycle_id keeps the file's spelling ("6", "#7", 7.0).
-		c.read = rememberOwn(b, costEntryType)
+		c.read = rememberOwn(b, c)
 		return nil
 	}
 	c.CycleID = 0
@@ -207,8 +205,6 @@ func (c *CostEntry) UnmarshalJSON(b []byte) error {
 	c.raw = append(json.RawMessage(nil), b...)
 	return nil
 }
-
-var costEntryType = reflect.TypeFor[CostEntry]()
 
 // readAs is the entry as MarshalJSON encodes it (see rereader).
 func (c *CostEntry) readAs() (any, Extra) {
@@ -587,13 +583,18 @@ type Outcome struct {
 }
 
 // UnmarshalJSON keeps unknown keys, and the entry as read (see readEntry).
-func (o *Outcome) UnmarshalJSON(b []byte) error {
+func (o *Outcome) UnmarshalJSON(b []byte) error { return o.decode(b, false) }
+
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (o *Outcome) unmarshalChecked(b []byte) error { return o.decode(b, true) }
+
+func (o *Outcome) decode(b []byte, checked bool) error {
 	type alias Outcome
 	*o = Outcome{}
-	if err := unmarshalKeep(b, (*alias)(o), &o.Extra); err != nil {
+	if err := unmarshalKeepIn(b, (*alias)(o), &o.Extra, checked); err != nil {
 		return err
 	}
-	o.read = rememberEntry(b, alias(*o), o.Extra)
+	o.read = rememberEntryIn(b, alias(*o), checked)
 	return nil
 }
 
@@ -615,6 +616,12 @@ type Outcomes struct {
 func (o *Outcomes) UnmarshalJSON(b []byte) error {
 	type alias Outcomes
 	return unmarshalKeep(b, (*alias)(o), &o.Extra)
+}
+
+// unmarshalChecked is UnmarshalJSON for checked bytes (see checkedDecoder).
+func (o *Outcomes) unmarshalChecked(b []byte) error {
+	type alias Outcomes
+	return unmarshalKeepChecked(b, (*alias)(o), &o.Extra)
 }
 
 // MarshalJSON writes unknown keys back.
