@@ -300,6 +300,12 @@ func (bn *bench) newSide(bin *binary, dirName, name string, history, domains int
 	return p, nil
 }
 
+// settlePause is how long measure waits after making the projects,
+// longer than the margin a state commit allows a file's timestamps
+// (internal/gitrepo: one second, three on a file system with whole-second
+// times).
+const settlePause = 3500 * time.Millisecond
+
 // measure runs one figure for every binary, interleaved: in each round,
 // each binary runs its pair. The order within a pair alternates (A B,
 // then B A) so that a trend during the run (a build starting beside it)
@@ -331,6 +337,14 @@ func (bn *bench) measure(f figure, bins []*binary, o *options) (figureResult, er
 			ss[i].floorDir = filepath.Join(filepath.Dir(a.dir), filepath.Base(a.dir)+"-floor")
 		}
 	}
+	// The projects were made a moment ago; a real project's git
+	// configuration, ignore and attribute files were not written in the
+	// second before a cycle. State commits do not reuse git's answers about
+	// files that changed within the last second or so (the file system's
+	// clock may not tell a later change apart), so without this pause every
+	// measured commit would ask git again, as only a project's very first
+	// commits do.
+	time.Sleep(settlePause)
 	for round := -o.warmup; round < o.pairs; round++ {
 		if round == 0 || (round > 0 && round%5 == 0) {
 			bn.log("%s: pair %d of %d", f.ID, round+1, o.pairs)
