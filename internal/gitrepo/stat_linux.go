@@ -16,6 +16,6 @@ func statOf(fi fs.FileInfo) (fileStat, bool) {
 	}
 	return fileStat{
 		dev: uint64(st.Dev), ino: uint64(st.Ino), uid: st.Uid, mode: st.Mode, size: st.Size, nlink: uint64(st.Nlink),
-		mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec,
+		mtime: int64(st.Mtim.Sec)*1e9 + int64(st.Mtim.Nsec), ctime: int64(st.Ctim.Sec)*1e9 + int64(st.Ctim.Nsec),
 	}, true
 }
