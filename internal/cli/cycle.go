@@ -76,7 +76,7 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 	res, err := engine.RunCycle(ctx, opts)
 	if err != nil {
 		if g.json && res.Status != "" {
-			_ = g.printJSON(cycleJSON(res, err))
+			_ = g.printCycleJSON(cycleJSON(res, err))
 		}
 		if res.HaltCreated {
 			// A record that failed tripped the breaker: the HALT file is
@@ -93,7 +93,7 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 	if g.json {
 		doc := cycleJSON(res, nil)
 		doc.Card = card
-		if err := g.printJSON(doc); err != nil {
+		if err := g.printCycleJSON(doc); err != nil {
 			return err
 		}
 	}
@@ -219,6 +219,7 @@ func cycleJSON(res engine.Result, err error) cycleDoc {
 	}
 	if dec := res.Decision; dec != nil {
 		d.Decide = &decideNote{ScoreVerified: dec.ScoreVerified, CycleMode: dec.CycleMode, Steps: dec.Notes}
+		d.Scores = make([]scoreDoc, 0, len(dec.Options))
 		for _, o := range dec.Options {
 			d.Scores = append(d.Scores, scoreDocOf(o))
 		}

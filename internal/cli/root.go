@@ -223,7 +223,20 @@ func (g *globals) registerRawSecrets() {
 // without regard to case, as encoding/json's do, and every duplicate is
 // returned, since registering too much only masks more.
 func notificationValues(raw []byte) []json.RawMessage {
-	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))))
+	raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))
+	// Every command reads them, and a configuration of a thousand domains
+	// is mostly its domains: a valid document is split at its top-level
+	// keys without decoding their values (the stream below would scan
+	// each value twice and copy it); anything else is read as a stream.
+	if out, ok := notificationValuesOfValid(raw); ok {
+		return out
+	}
+	return notificationValuesStream(raw)
+}
+
+// notificationValuesStream is notificationValues reading raw as a stream.
+func notificationValuesStream(raw []byte) []json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil
 	}
@@ -243,6 +256,82 @@ func notificationValues(raw []byte) []json.RawMessage {
 		}
 	}
 	return out
+}
+
+// notificationValuesOfValid is notificationValues for raw that is one
+// valid JSON object whose top-level keys have no escape (what the stream
+// would return, value for value); ok is false for any other raw.
+func notificationValuesOfValid(raw []byte) (out []json.RawMessage, ok bool) {
+	if !json.Valid(raw) {
+		return nil, false
+	}
+	i := skipJSONSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	i = skipJSONSpace(raw, i+1)
+	for i < len(raw) && raw[i] != '}' {
+		kend := jsonValueEnd(raw, i)
+		key := raw[i+1 : kend-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return nil, false
+		}
+		i = skipJSONSpace(raw, kend)
+		i = skipJSONSpace(raw, i+1) // the colon
+		vend := jsonValueEnd(raw, i)
+		if strings.EqualFold(string(key), "notifications") {
+			out = append(out, append(json.RawMessage(nil), raw[i:vend]...))
+		}
+		i = skipJSONSpace(raw, vend)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipJSONSpace(raw, i+1)
+		}
+	}
+	return out, true
+}
+
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonValueEnd is the index just past the value starting at b[i], in a
+// document json.Valid accepted.
+func jsonValueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = jsonValueEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+	default:
+		j := i
+		for j < len(b) && !strings.ContainsRune(",}] \t\n\r", rune(b[j])) {
+			j++
+		}
+		return j
+	}
+	return len(b)
 }
 
 // Main runs the command line and returns the process exit code.

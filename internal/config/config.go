@@ -129,31 +129,13 @@ func (ds Domains) Get(name string) (Domain, bool) {
 
 // UnmarshalJSON decodes the domains object keeping its key order.
 func (ds *Domains) UnmarshalJSON(b []byte) error {
-	keys, err := objectKeys(b)
+	if out, ok := unmarshalDomainsFast(b); ok {
+		*ds = out
+		return nil
+	}
+	out, err := unmarshalDomainsSlow(b)
 	if err != nil {
 		return err
-	}
-	seen := map[string]bool{}
-	for _, k := range keys {
-		if seen[k] {
-			// JSON would keep the last; a duplicated domain is a mistake
-			// worth naming, not a silent choice.
-			return &domainError{name: k, err: fmt.Errorf("domain %q is defined twice", k)}
-		}
-		seen[k] = true
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return err
-	}
-	out := make(Domains, 0, len(keys))
-	for i, k := range keys {
-		var d Domain
-		if err := json.Unmarshal(m[k], &d); err != nil {
-			return &domainError{name: k, err: err}
-		}
-		d.Name, d.Index = k, i
-		out = append(out, d)
 	}
 	*ds = out
 	return nil

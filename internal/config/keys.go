@@ -85,6 +85,70 @@ func unknownKeyIssues(inst any) []Issue {
 	return issues
 }
 
+// unknownKeyIssuesRaw is unknownKeyIssues(decodeInstance(raw)) walking
+// raw itself, which must be a configuration found valid before (so JSON,
+// and with no key twice in an object: duplicateKeyIssues refuses that);
+// the issues come in another order, which keyWarnings' sort removes.
+// ok is false — and the document must be decoded — when a key is not
+// plain ASCII (an escape, or a byte decoding could change).
+func unknownKeyIssuesRaw(raw []byte) (issues []Issue, ok bool) {
+	schemaDocOnce.Do(decodeSchema)
+	root, _ := schemaDoc.(map[string]any)
+	var loc []string
+	ok = true
+	var walk func(node map[string]any, b []byte)
+	walk = func(node map[string]any, b []byte) {
+		if len(b) == 0 || (b[0] != '{' && b[0] != '[') {
+			return // a scalar: no key in it
+		}
+		node = resolveRef(root, node)
+		if node == nil {
+			return
+		}
+		switch b[0] {
+		case '{':
+			props, _ := node["properties"].(map[string]any)
+			addl, _ := node["additionalProperties"].(map[string]any)
+			if !eachMember(b, 0, func(k string, v []byte) bool {
+				loc = append(loc, k)
+				switch sub, known := props[k].(map[string]any); {
+				case IsDocKey(k):
+				case known:
+					walk(sub, v)
+				case addl != nil:
+					walk(addl, v)
+				case props != nil && len(loc) > 1:
+					issues = append(issues, Issue{Path: pointer(loc), Reason: unknownKeyReason(k, slices.Sorted(mapKeys(props)))})
+				}
+				loc = loc[:len(loc)-1]
+				return ok
+			}) {
+				ok = false
+			}
+		case '[':
+			items, _ := node["items"].(map[string]any)
+			if items == nil {
+				return
+			}
+			i := 0
+			if !eachElement(b, func(v []byte) bool {
+				loc = append(loc, strconv.Itoa(i))
+				walk(items, v)
+				loc = loc[:len(loc)-1]
+				i++
+				return ok
+			}) {
+				ok = false
+			}
+		}
+	}
+	walk(root, raw[skipWS(raw, 0):])
+	if !ok {
+		return nil, false
+	}
+	return issues, true
+}
+
 // unknownKeyReason says that key is ignored and, when a known key is close
 // enough to be what was meant, which one.
 func unknownKeyReason(key string, known []string) string {

@@ -126,16 +126,30 @@ func parseProject(file string, raw []byte, root string, remembered bool) (*Confi
 	if err := depthCheck(file, raw); err != nil {
 		return nil, err
 	}
-	if err := syntaxCheck(file, raw); err != nil {
-		return nil, err
+	known := remembered && knownValid(raw)
+	var warnings []Warning
+	walked := false
+	if known {
+		// Found valid by this binary before (verdict.go): its syntax and
+		// its keys were checked then, so it is not decoded again only to
+		// find its unknown keys.
+		if issues, ok := unknownKeyIssuesRaw(raw); ok {
+			warnings, walked = issueWarnings(file, issues), true
+		}
 	}
-	inst, err := validateRemembered(file, raw, remembered)
-	warnings := keyWarnings(file, inst)
-	if err != nil {
-		return nil, withWarnings(err, warnings)
+	if !walked {
+		parsed, err := syntaxCheck(file, raw)
+		if err != nil {
+			return nil, err
+		}
+		inst, err := validateRemembered(file, raw, known, parsed)
+		warnings = keyWarnings(file, inst)
+		if err != nil {
+			return nil, withWarnings(err, warnings)
+		}
 	}
 	c := Default()
-	if err := json.Unmarshal(integralNumbers(raw), c); err != nil {
+	if err := decodeConfig(integralNumbers(raw), c); err != nil {
 		var de *domainError
 		if errors.As(err, &de) && !isTypeError(err) {
 			return nil, withWarnings(&Error{File: file, Path: "/domains/" + escapePointer(de.name), Reason: de.err.Error()}, warnings)
@@ -150,11 +164,61 @@ func parseProject(file string, raw []byte, root string, remembered bool) (*Confi
 	return c, nil
 }
 
-// validateRemembered is validateSchema, spared when remembered allows it
-// and raw is known valid (the decoded document is still returned, for the
-// warnings); a configuration it finds valid is remembered.
-func validateRemembered(file string, raw []byte, remembered bool) (any, error) {
-	if remembered && knownValid(raw) {
+// decodeConfig is json.Unmarshal(b, c) for a document b known to be
+// valid JSON (syntaxCheck or a remembered verdict said so). The domains
+// object, most of a large configuration, is decoded by the one-pass
+// decoder alone (unmarshalDomainsFast) and the rest by encoding/json
+// with an empty object in its place, which spares encoding/json's two
+// scans of the domains; whenever the one pass cannot take the domains,
+// or the document has a key encoding/json could also match to them,
+// encoding/json decodes all of it.
+func decodeConfig(b []byte, c *Config) error {
+	if start, end, ok := domainsSpan(b); ok {
+		if ds, ok := unmarshalDomainsFast(b[start:end]); ok {
+			rest := make([]byte, 0, len(b)-(end-start)+2)
+			rest = append(append(append(rest, b[:start]...), "{}"...), b[end:]...)
+			if err := json.Unmarshal(rest, c); err != nil {
+				return err
+			}
+			c.Domains = ds
+			return nil
+		}
+	}
+	return json.Unmarshal(b, c)
+}
+
+// domainsSpan returns where the value of the top-level "domains" key of
+// the valid document b starts and ends; false when b is not an object,
+// has no such key or has it twice, or has a key that is not plain ASCII
+// or that encoding/json would match to the same field ("Domains").
+func domainsSpan(b []byte) (start, end int, ok bool) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return 0, 0, false
+	}
+	found := 0
+	plain := eachMemberAt(b, i, func(key string, at, past int) bool {
+		if equalFoldASCII("domains", key) {
+			if key != "domains" || found > 0 {
+				return false
+			}
+			start, end, found = at, past, 1
+		}
+		return true
+	})
+	return start, end, plain && found == 1
+}
+
+// validateRemembered is validateSchema, spared when known says raw is
+// remembered valid (knownValid) and a remembered verdict may stand in
+// (the decoded document is still returned, for the warnings); a
+// configuration it finds valid is remembered. parsed, when not nil, is
+// raw as decodeInstance decodes it (syntaxCheck's decoding).
+func validateRemembered(file string, raw []byte, known bool, parsed any) (any, error) {
+	if known {
+		if parsed != nil {
+			return parsed, nil
+		}
 		if inst, err := decodeInstance(raw); err == nil {
 			return inst, nil
 		}
@@ -172,7 +236,12 @@ func keyWarnings(file string, inst any) []Warning {
 	if inst == nil {
 		return nil
 	}
-	issues := unknownKeyIssues(inst)
+	return issueWarnings(file, unknownKeyIssues(inst))
+}
+
+// issueWarnings turns unknown-key issues into warnings about file,
+// sorted by path.
+func issueWarnings(file string, issues []Issue) []Warning {
 	slices.SortFunc(issues, func(a, b Issue) int { return comparePointers(a.Path, b.Path) })
 	var ws []Warning
 	for _, is := range issues {
@@ -198,8 +267,11 @@ func configDir(path string) string {
 	return filepath.Dir(path)
 }
 
-// syntaxCheck reports a JSON syntax error with its line and column.
-func syntaxCheck(file string, raw []byte) error {
+// syntaxCheck reports a JSON syntax error with its line and column. It
+// returns the decoded document when it is exactly what decodeInstance
+// would return — nothing but whitespace follows it — and nil otherwise
+// (decodeInstance then decides).
+func syntaxCheck(file string, raw []byte) (any, error) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	// Numbers are checked, with their JSON path, by ValidateSchema.
@@ -208,21 +280,24 @@ func syntaxCheck(file string, raw []byte) error {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line, col := lineCol(raw, se.Offset)
-			return &Error{File: file, Reason: fmt.Sprintf("parse error at line %d, column %d: %v", line, col, err)}
+			return nil, &Error{File: file, Reason: fmt.Sprintf("parse error at line %d, column %d: %v", line, col, err)}
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			line, col := lineCol(raw, int64(len(raw))+1)
-			return &Error{File: file, Reason: fmt.Sprintf("parse error at line %d, column %d: unexpected end of file (truncated JSON?)", line, col)}
+			return nil, &Error{File: file, Reason: fmt.Sprintf("parse error at line %d, column %d: unexpected end of file (truncated JSON?)", line, col)}
 		}
-		return &Error{File: file, Reason: "parse error: " + err.Error()}
+		return nil, &Error{File: file, Reason: "parse error: " + err.Error()}
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return &Error{File: file, Reason: "the top level must be a JSON object"}
+		return nil, &Error{File: file, Reason: "the top level must be a JSON object"}
 	}
 	if dec.More() {
-		return &Error{File: file, Reason: "parse error: trailing data after the top-level object"}
+		return nil, &Error{File: file, Reason: "parse error: trailing data after the top-level object"}
 	}
-	return nil
+	if off := dec.InputOffset(); off < 0 || off > int64(len(raw)) || skipWS(raw, int(off)) != len(raw) {
+		return nil, nil
+	}
+	return v, nil
 }
 
 func lineCol(b []byte, off int64) (int, int) {
@@ -331,12 +406,13 @@ func underflows(v float64, unit time.Duration) bool {
 // config file.
 func (c *Config) pathIssues(file, root string) []Issue {
 	var issues []Issue
-	fsys := newLookups()
+	fsys := newLookupsFor(len(c.Domains))
 	configReal := fsys.realPath(file)
-	// owner maps a resolved path to the field that names it, so that a
+	// owner maps a resolved path to the field that names it (its JSON
+	// pointer's tokens, the last empty for a field of two), so that a
 	// HALT file which is also another configured file is caught: `ooda
 	// resume` would delete that file, and while it exists every cycle halts.
-	owner := map[string][]string{}
+	owner := make(map[string][3]string, len(c.Domains)+1)
 	check := func(p string, u pathUse, tokens ...string) string {
 		r, err := fsys.resolveIn(root, p)
 		if err == nil {
@@ -355,12 +431,12 @@ func (c *Config) pathIssues(file, root string) []Issue {
 			continue // reported by name; its default state file means nothing
 		}
 		if real := check(d.StateFile, useState, "domains", d.Name, "state_file"); real != "" {
-			owner[real] = []string{"domains", d.Name, "state_file"}
+			owner[real] = [3]string{"domains", d.Name, "state_file"}
 		}
 	}
 	if p := c.ActiveContext.Path; p != nil && *p != "" {
 		if real := check(*p, useContext, "active_context", "path"); real != "" {
-			owner[real] = []string{"active_context", "path"}
+			owner[real] = [3]string{"active_context", "path"}
 		}
 	}
 	for _, name := range c.SkillNames() {
@@ -370,8 +446,12 @@ func (c *Config) pathIssues(file, root string) []Issue {
 	}
 	if real := check(c.Safety.HaltFile, useHalt, "safety", "halt_file"); real != "" {
 		if other, ok := owner[real]; ok {
+			tokens := other[:]
+			if tokens[2] == "" {
+				tokens = tokens[:2]
+			}
 			issues = append(issues, Issue{Path: pointer([]string{"safety", "halt_file"}),
-				Reason: fmt.Sprintf("%q is also %s: the HALT file must be a file of its own (`ooda resume` deletes it, and while it exists no cycle runs)", c.Safety.HaltFile, pointer(other))})
+				Reason: fmt.Sprintf("%q is also %s: the HALT file must be a file of its own (`ooda resume` deletes it, and while it exists no cycle runs)", c.Safety.HaltFile, pointer(tokens))})
 		}
 	}
 	return issues

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -63,19 +64,20 @@ func (l *lookups) resolveIn(root, p string) (resolved, error) {
 	if strings.ContainsRune(p, 0) {
 		return resolved{}, fmt.Errorf("%q contains a NUL byte", p)
 	}
-	absRoot, err := filepath.Abs(root)
+	absRoot, realRoot, err := l.rootOf(root)
 	if err != nil {
 		return resolved{}, err
-	}
-	realRoot, err := l.resolvePath(absRoot)
-	if err != nil {
-		return resolved{}, fmt.Errorf("project root %s: %w", absRoot, err)
 	}
 	full := p
 	if !filepath.IsAbs(p) {
 		// filepath.Join cleans, exactly as the state store does when it
-		// turns a configured path into the one it opens.
-		full = filepath.Join(absRoot, p)
+		// turns a configured path into the one it opens. A clean p (every
+		// default state file) is only appended.
+		if isCleanRel(p) && isCleanAbs(absRoot) && absRoot != "/" {
+			full = absRoot + "/" + p
+		} else {
+			full = filepath.Join(absRoot, p)
+		}
 	}
 	// resolvePath gets full uncleaned: "link/.." is the parent of the
 	// link's target, not the directory holding the link.
@@ -86,7 +88,10 @@ func (l *lookups) resolveIn(root, p string) (resolved, error) {
 	if real == realRoot {
 		return resolved{}, fmt.Errorf("%q is the project root itself, not a file in it", p)
 	}
-	clean := filepath.Clean(full)
+	clean := full
+	if !isCleanAbs(full) {
+		clean = filepath.Clean(full)
+	}
 	if within(realRoot, real) {
 		return resolved{real: real, full: clean, absRoot: absRoot, realRoot: realRoot, fsys: l}, nil
 	}
@@ -94,6 +99,53 @@ func (l *lookups) resolveIn(root, p string) (resolved, error) {
 		return resolved{}, fmt.Errorf("%q leads %w %s through a symlink (it resolves to %s)", p, ErrOutsideProject, realRoot, real)
 	}
 	return resolved{}, fmt.Errorf("%q is %w %s (it names %s)", p, ErrOutsideProject, realRoot, real)
+}
+
+// rootOf is the project root made absolute and with its symlinks
+// followed, as resolveIn needs it for every configured path: the last
+// root asked is remembered.
+func (l *lookups) rootOf(root string) (absRoot, realRoot string, err error) {
+	if l != nil && l.root.set && l.root.arg == root {
+		return l.root.abs, l.root.real, l.root.err
+	}
+	absRoot, err = filepath.Abs(root)
+	if err == nil {
+		if realRoot, err = l.resolvePath(absRoot); err != nil {
+			err = fmt.Errorf("project root %s: %w", absRoot, err)
+		}
+	}
+	if l != nil {
+		l.root = rootLookup{arg: root, abs: absRoot, real: realRoot, err: err, set: true}
+	}
+	return absRoot, realRoot, err
+}
+
+// rootLookup is rootOf's answer for arg.
+type rootLookup struct {
+	arg, abs, real string
+	err            error
+	set            bool
+}
+
+// isCleanRel reports whether p is a relative path that filepath.Clean
+// leaves as it is, on a system whose only separator is '/': not empty,
+// no empty, "." or ".." component, no trailing separator.
+func isCleanRel(p string) bool {
+	if filepath.Separator != '/' || p == "" || p[0] == '/' {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		switch p[start:i] {
+		case "", ".", "..":
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // within reports whether p lies strictly below dir; both are clean and absolute.
@@ -130,6 +182,37 @@ type lookups struct {
 	resolved map[string]linkLookup
 	// joined is resolveUnder's joins.
 	joined map[[2]string]string
+	// dirs is what a directory's listing says of the names in it (see
+	// absent), by the directory's path.
+	dirs map[string]*dirNames
+	// under are resolveUnder's latest answers.
+	under     [2]underLookup
+	nextUnder int
+	// root is rootOf's latest answer.
+	root rootLookup
+}
+
+// listAfter is how many names of one directory are looked up one by one
+// before the directory is listed instead: a configuration's state files
+// share agent/state/, and a lookup of a name that does not exist costs,
+// the first time, about what listing a dozen entries does.
+const listAfter = 8
+
+// maxListed bounds a directory's listing: one holding more entries is
+// looked up name by name.
+const maxListed = 1 << 16
+
+// dirNames is a directory's listing, for answering "no such file"
+// without a lookup: the names, ASCII-lowercased. A listing is used only
+// when every name in it is ASCII, and only for ASCII names: on a file
+// system that ignores case, or folds Unicode, a name that is not listed
+// as written may still be found, and lowercasing ASCII is the only
+// folding every such file system agrees with.
+type dirNames struct {
+	asked int
+	names map[string]bool
+	// unusable says the listing failed or cannot be used.
+	unusable bool
 }
 
 type fileLookup struct {
@@ -139,11 +222,18 @@ type fileLookup struct {
 
 type linkLookup struct {
 	target string
-	err    error
+	// missing says (for a resolved path) that the walk met a component
+	// that does not exist.
+	missing bool
+	err     error
 }
 
-func newLookups() *lookups {
-	return &lookups{lstat: map[string]fileLookup{}, stat: map[string]fileLookup{}, readlink: map[string]linkLookup{}, resolved: map[string]linkLookup{}, joined: map[[2]string]string{}}
+func newLookups() *lookups { return newLookupsFor(0) }
+
+// newLookupsFor is newLookups for about n paths, its maps sized for them.
+func newLookupsFor(n int) *lookups {
+	return &lookups{lstat: make(map[string]fileLookup, n+16), stat: map[string]fileLookup{}, readlink: map[string]linkLookup{},
+		resolved: make(map[string]linkLookup, n+16), joined: map[[2]string]string{}, dirs: map[string]*dirNames{}}
 }
 
 func (l *lookups) Lstat(p string) (fs.FileInfo, error) {
@@ -152,10 +242,95 @@ func (l *lookups) Lstat(p string) (fs.FileInfo, error) {
 	}
 	r, ok := l.lstat[p]
 	if !ok {
-		r.fi, r.err = os.Lstat(p)
+		if l.absent(p) {
+			// As os.Lstat says it: nothing reads more than that it is
+			// missing.
+			r.err = &fs.PathError{Op: "lstat", Path: p, Err: syscall.ENOENT}
+		} else {
+			r.fi, r.err = os.Lstat(p)
+		}
 		l.lstat[p] = r
 	}
 	return r.fi, r.err
+}
+
+// absent reports whether the listing of p's directory shows that p does
+// not exist; false when it cannot tell (not listed yet, or a listing that
+// cannot be used), and p is then looked up. p is clean and absolute.
+func (l *lookups) absent(p string) bool {
+	i := strings.LastIndexByte(p, filepath.Separator)
+	if i < 0 || !isASCII(p[i+1:]) {
+		return false
+	}
+	dir, name := p[:i], p[i+1:]
+	if dir == "" {
+		dir = string(filepath.Separator)
+	}
+	d := l.dirs[dir]
+	if d == nil {
+		d = &dirNames{}
+		l.dirs[dir] = d
+	}
+	if d.unusable {
+		return false
+	}
+	if d.names == nil {
+		if d.asked++; d.asked < listAfter {
+			return false
+		}
+		d.names, d.unusable = listNames(dir)
+		if d.unusable {
+			return false
+		}
+	}
+	return !d.names[lowerASCII(name)]
+}
+
+// listNames lists dir for dirNames: the ASCII-lowercased names, or
+// unusable when the listing fails, is too long or holds a name that is
+// not ASCII.
+func listNames(dir string) (names map[string]bool, unusable bool) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, true
+	}
+	defer f.Close()
+	names = map[string]bool{}
+	for {
+		batch, err := f.Readdirnames(1024)
+		for _, n := range batch {
+			if !isASCII(n) {
+				return nil, true
+			}
+			names[lowerASCII(n)] = true
+		}
+		if err == io.EOF {
+			return names, false
+		}
+		if err != nil || len(names) > maxListed {
+			return nil, true
+		}
+	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerASCII is strings.ToLower for an ASCII s, without copying s when it
+// has no upper-case letter.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }
 
 func (l *lookups) Stat(p string) (fs.FileInfo, error) {
@@ -204,13 +379,30 @@ func (l *lookups) resolveUnder(root, dir string) (string, error) {
 	if l == nil {
 		return resolvePath(filepath.Join(root, dir))
 	}
+	// The last root and directory asked, answered without hashing them:
+	// every configured path asks the same two of the same root.
+	for i := range l.under {
+		if u := &l.under[i]; u.root == root && u.dir == dir && u.set {
+			return u.target, u.err
+		}
+	}
 	key := [2]string{root, dir}
 	p, ok := l.joined[key]
 	if !ok {
 		p = filepath.Join(root, dir)
 		l.joined[key] = p
 	}
-	return l.resolvePath(p)
+	target, err := l.resolvePath(p)
+	l.under[l.nextUnder] = underLookup{root: root, dir: dir, target: target, err: err, set: true}
+	l.nextUnder = (l.nextUnder + 1) % len(l.under)
+	return target, err
+}
+
+// underLookup is one resolveUnder answer, remembered by its arguments.
+type underLookup struct {
+	root, dir, target string
+	err               error
+	set               bool
 }
 
 // resolvePath is the function resolvePath with l's lookups.
@@ -220,14 +412,91 @@ func (l *lookups) resolvePath(p string) (string, error) {
 	}
 	r, ok := l.resolved[p]
 	if !ok {
-		r.target, r.err = walkPath(l, p)
+		r.target, r.missing, r.err = l.walkClean(p)
 		l.resolved[p] = r
 	}
 	return r.target, r.err
 }
 
+// walkClean is walkPath(l, p), and whether the walk met a component that
+// does not exist (the rest then joined as written). A clean p — every
+// configured path relative to the root is joined to it, which cleans it
+// — is resolved from its directory's resolution, remembered for the
+// other paths in that directory: walkPath walks the directory's
+// components first, exactly as it walks them for the directory alone,
+// then looks at the last one. Only when that last one is a symlink is p
+// walked whole.
+func (l *lookups) walkClean(p string) (target string, missing bool, err error) {
+	dir, base := filepath.Split(p)
+	if base == "" || base == "." || base == ".." || !isCleanAbs(p) || len(dir) <= 1 {
+		return l.walkWhole(p)
+	}
+	dir = dir[:len(dir)-1]
+	if _, err := l.resolvePath(dir); err != nil {
+		return "", false, err
+	}
+	rd := l.resolved[dir]
+	next := p // the directory has no symlink: p itself, not a copy
+	if rd.target != dir {
+		next = joinComponent(rd.target, base)
+	}
+	if rd.missing {
+		// walkPath stopped at a missing component on the way; it joins
+		// the rest as written.
+		return next, true, nil
+	}
+	fi, err := l.Lstat(next)
+	switch {
+	case err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)):
+		return next, true, nil
+	case err != nil:
+		return "", false, err
+	case fi.Mode()&fs.ModeSymlink == 0:
+		return next, false, nil
+	}
+	return l.walkWhole(p)
+}
+
+// isCleanAbs reports whether p is an absolute path that filepath.Clean
+// leaves as it is, on a system whose only separator is '/' (elsewhere it
+// says no, and the path is walked whole): no empty, "." or ".."
+// component and no trailing separator, but for the root itself.
+func isCleanAbs(p string) bool {
+	if filepath.Separator != '/' || len(p) == 0 || p[0] != '/' {
+		return false
+	}
+	if p == "/" {
+		return true
+	}
+	start := 1
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		switch p[start:i] {
+		case "", ".", "..":
+			return false
+		}
+		start = i + 1
+	}
+	return true
+}
+
+// walkWhole is walkPath(l, p), and whether it met a missing component.
+func (l *lookups) walkWhole(p string) (string, bool, error) {
+	missing := false
+	target, err := walkPathMissing(l, p, &missing)
+	return target, missing, err
+}
+
 // walkPath is resolvePath's walk, with l's lookups.
 func walkPath(l *lookups, p string) (string, error) {
+	return walkPathMissing(l, p, nil)
+}
+
+// walkPathMissing is walkPath, setting *missing (when not nil) if the walk
+// stopped at a component that does not exist.
+func walkPathMissing(l *lookups, p string, missing *bool) (string, error) {
 	vol := filepath.VolumeName(p)
 	resolved := vol + string(filepath.Separator)
 	rest := splitPath(p[len(vol):])
@@ -245,6 +514,9 @@ func walkPath(l *lookups, p string) (string, error) {
 		fi, err := l.Lstat(next)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				if missing != nil {
+					*missing = true
+				}
 				return filepath.Join(append([]string{next}, rest[i+1:]...)...), nil
 			}
 			return "", err
@@ -363,10 +635,23 @@ func readRegular(path string, flags int, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%d bytes, %w of %s", fi.Size(), ErrTooLarge, SizeString(limit))
 	}
-	// The file may grow between the stat and the read.
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
+	// The file may grow between the stat and the read. The buffer starts
+	// at the size the stat gave (a thousand domains' configuration would
+	// otherwise be copied a dozen times as it grows from 512 bytes).
+	most := limit + 1
+	b := make([]byte, 0, min(fi.Size()+1, most))
+	for int64(len(b)) < most {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, int(min(int64(cap(b))+512, most)-int64(len(b))))
+		}
+		n, err := f.Read(b[len(b) : len(b)+int(min(int64(cap(b)), most)-int64(len(b)))])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if int64(len(b)) > limit {
 		return nil, fmt.Errorf("%w of %s", ErrTooLarge, SizeString(limit))
@@ -413,7 +698,7 @@ const DomainNameRule = `a domain name must be 1 to 64 letters, digits, "_", "-" 
 // state directory. The names of the directories ooda itself uses under
 // agent/state/ (ReservedDomainNames) are refused too.
 func ValidDomainName(name string) error {
-	if !plainNameRE.MatchString(name) || strings.Contains(name, "..") {
+	if !plainName(name) || strings.Contains(name, "..") {
 		return errors.New(DomainNameRule)
 	}
 	if r := reservedDomainName(name); r != "" {

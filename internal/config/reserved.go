@@ -53,13 +53,30 @@ const SkillNameRule = `a skill name must be an optional "/" followed by 1 to 64 
 // plainNameRE is the character set of domain and skill names.
 var plainNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
+// plainName reports whether name matches plainNameRE, without the regexp
+// machinery: every loaded configuration checks each domain's name twice.
+func plainName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case i > 0 && (c == '_' || c == '.' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // ValidSkillName returns an error (SkillNameRule) unless name is a plain
 // skill name: an optional leading "/", then a name of the same form as a
 // domain name. Every skill name ooda runs must pass it, whether it comes
 // from config.json, a contract's chain_triggers or the command line.
 func ValidSkillName(name string) error {
 	n := strings.TrimPrefix(name, "/")
-	if !plainNameRE.MatchString(n) || strings.Contains(n, "..") {
+	if !plainName(n) || strings.Contains(n, "..") {
 		return errors.New(SkillNameRule)
 	}
 	return nil
@@ -125,13 +142,28 @@ func (r resolved) inGitDir() bool { return r.inGitDirOf(r.rels()) }
 // inGitDirOf is inGitDir with r.rels() computed already.
 func (r resolved) inGitDirOf(rels []string) bool {
 	for _, rel := range rels {
-		for _, c := range splitPath(rel) {
+		for rest := rel; rest != ""; {
+			var c string
+			c, rest = nextComponent(rest)
 			if strings.EqualFold(c, ".git") {
 				return true
 			}
 		}
 	}
 	return r.inResolved(".git")
+}
+
+// nextComponent splits p at its first separator ('/' or the OS's):
+// the component before it and the rest after it. Empty components are
+// returned as they come; splitPath's callers skip them, and no empty
+// string is ".git" or a component of agent/state/evolve.
+func nextComponent(p string) (c, rest string) {
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' || p[i] == filepath.Separator {
+			return p[:i], p[i+1:]
+		}
+	}
+	return p, ""
 }
 
 // inEvolveDir reports whether the path, as written or as resolved, is
@@ -142,13 +174,14 @@ func (r resolved) inEvolveDir() bool { return r.inEvolveDirOf(r.rels()) }
 // inEvolveDirOf is inEvolveDir with r.rels() computed already.
 func (r resolved) inEvolveDirOf(rels []string) bool {
 	for _, rel := range rels {
-		cs := splitPath(rel)
-		if len(cs) < len(evolveDir) {
-			continue
-		}
-		match := true
-		for i, d := range evolveDir {
-			if !strings.EqualFold(cs[i], d) {
+		rest, match := rel, true
+		for _, d := range evolveDir {
+			// splitPath drops empty components: skip them here too.
+			var c string
+			for c == "" && rest != "" {
+				c, rest = nextComponent(rest)
+			}
+			if !strings.EqualFold(c, d) {
 				match = false
 				break
 			}

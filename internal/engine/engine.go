@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ooda-loop/ooda/internal/act"
 	"github.com/ooda-loop/ooda/internal/clock"
@@ -1106,6 +1107,7 @@ func (c *cycle) printTable(d decide.Decision) {
 	// A line per domain: the table is written at once, not with a write
 	// per line (a thousand domains, a thousand writes).
 	var b bytes.Buffer
+	b.Grow(100 * (len(d.Options) + 2)) // a row is about 100 bytes
 	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", safetext.Args(a...)...) }
 	line("[Decide] Domain scores:")
 	line("| # | %-16s | %6s | %6s | %7s | %5s | %5s | %6s | %8s |", "Domain", "Hours", "Weight", "Urgent", "Goal", "Conf", "Memo", "SCORE")
@@ -1117,15 +1119,80 @@ func (c *cycle) printTable(d decide.Decision) {
 		}
 		hours := "P:" + strconv.Itoa(derefInt(o.Pending))
 		if o.Hours != nil {
-			hours = fmt.Sprintf("%.1f", *o.Hours)
+			hours = strconv.FormatFloat(*o.Hours, 'f', 1, 64) // fmt's %.1f
 		}
-		score := fmt.Sprintf("%.2f", o.Score)
+		score := strconv.FormatFloat(o.Score, 'f', 2, 64) // fmt's %.2f
 		if o.Excluded != "" {
 			score += " (" + o.Excluded + ")"
+		}
+		if row, ok := appendScoreRow(b.AvailableBuffer(), i+1, o.Domain, hours, o.Weight, o.Alert, o.Goal, o.ConfidenceTerm, o.Memo, score); ok {
+			b.Write(row)
+			continue
 		}
 		line("| %d | %-16s | %6s | %6.2f | %+7.2f | %5.2f | %5.2f | %+6.2f | %8s |", i+1, o.Domain, hours, o.Weight, o.Alert, o.Goal, o.ConfidenceTerm, o.Memo, score)
 	}
 	_, _ = c.out.Write(b.Bytes())
+}
+
+// appendScoreRow appends a row of the score table and its newline
+// exactly as printTable's format writes it through fmt and safetext, for
+// the usual row — every number finite — and reports false for any other,
+// which fmt writes. A thousand domains' rows through fmt and safetext.Args
+// cost more than the rest of Decide.
+func appendScoreRow(b []byte, n int, domain, hours string, weight, alert, goal, conf, memo float64, score string) ([]byte, bool) {
+	for _, v := range [...]float64{weight, alert, goal, conf, memo} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return b, false
+		}
+	}
+	b = append(b, "| "...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, " | "...)
+	b = padText(b, safetext.Text(domain), 16, true)
+	b = append(b, " | "...)
+	b = padText(b, safetext.Text(hours), 6, false)
+	b = append(b, " | "...)
+	b = padFloat(b, weight, 6, false)
+	b = append(b, " | "...)
+	b = padFloat(b, alert, 7, true)
+	b = append(b, " | "...)
+	b = padFloat(b, goal, 5, false)
+	b = append(b, " | "...)
+	b = padFloat(b, conf, 5, false)
+	b = append(b, " | "...)
+	b = padFloat(b, memo, 6, true)
+	b = append(b, " | "...)
+	b = padText(b, safetext.Text(score), 8, false)
+	return append(b, " |\n"...), true
+}
+
+// padText appends s padded with spaces to width runes, as fmt's %-Ns
+// (left) or %Ns does.
+func padText(b []byte, s string, width int, left bool) []byte {
+	pad := width - utf8.RuneCountInString(s)
+	if left {
+		b = append(b, s...)
+	}
+	for ; pad > 0; pad-- {
+		b = append(b, ' ')
+	}
+	if !left {
+		b = append(b, s...)
+	}
+	return b
+}
+
+// padFloat appends the finite v as fmt's %N.2f does, or %+N.2f with plus.
+func padFloat(b []byte, v float64, width int, plus bool) []byte {
+	var num [32]byte
+	s := strconv.AppendFloat(num[:0], v, 'f', 2, 64)
+	if plus && s[0] != '-' {
+		s = append([]byte{'+'}, s...)
+	}
+	for pad := width - len(s); pad > 0; pad-- {
+		b = append(b, ' ')
+	}
+	return append(b, s...)
 }
 
 func derefInt(p *int) int {

@@ -78,7 +78,8 @@ type Input struct {
 func Observe(in Input) *Observation {
 	cfg, now := in.Config, in.Now
 	o := &Observation{Now: now}
-	// A state file and a lens per domain: one open of the root for all.
+	// A state file and a lens per domain, and the active context: one
+	// open of the root for all.
 	defer in.Store.HoldRoot()()
 	name, mode, seasonOn := cfg.SeasonModes.Active()
 	disabled := map[string]bool{}
@@ -104,7 +105,11 @@ func Observe(in Input) *Observation {
 		}
 	}
 
-	for _, dc := range cfg.Domains {
+	// The domains observed, and their files: each domain's state file and
+	// lens are read first, all of them (Store.ReadEach shares the reads
+	// among goroutines), then taken in configuration order.
+	var observed []int // indexes into cfg.Domains
+	for i, dc := range cfg.Domains {
 		switch {
 		case disabled[dc.Name]:
 			o.Skipped = append(o.Skipped, Skipped{dc.Name, "disabled by season mode '" + name + "'"})
@@ -122,13 +127,31 @@ func Observe(in Input) *Observation {
 			o.Skipped = append(o.Skipped, Skipped{dc.Name, "enabled is false"})
 			continue
 		}
-		d := Domain{Config: dc, Weight: dc.Weight}
+		observed = append(observed, i)
+	}
+	if len(observed) > 0 {
+		o.Domains = make([]Domain, len(observed))
+	}
+	type lensRead struct {
+		found bool
+		err   error
+	}
+	lenses := make([]lensRead, len(observed))
+	in.Store.ReadEach(len(observed), func(i int) {
+		d, dc := &o.Domains[i], &cfg.Domains[observed[i]]
+		d.State, d.StateErr = in.Store.ReadDomainState(dc.StateFile)
+		// A lens that is missing is created before any skill reads it
+		// (1-A pre-init); a corrupt one is reported and left alone.
+		lenses[i].found, lenses[i].err = in.Store.LensState(dc.Name)
+	})
+	for i, at := range observed {
+		dc := cfg.Domains[at]
+		d := &o.Domains[i]
+		d.Config, d.Weight = dc, dc.Weight
 		if w, ok := mode.WeightOverrides[dc.Name]; seasonOn && ok {
 			d.Weight = w
 		}
-		ds, err := in.Store.ReadDomainState(dc.StateFile)
-		d.StateErr = err
-		d.State = ds
+		ds, err := d.State, d.StateErr
 		for _, w := range ds.Warnings {
 			o.Warnings = append(o.Warnings, "[WARN] "+w+" (written by "+dc.PrimarySkill+"; format: docs/state.md, \"Domain state files\")")
 		}
@@ -148,7 +171,7 @@ func Observe(in Input) *Observation {
 			d.Hours = math.Max(0, now.Sub(last).Hours())
 		}
 		if err != nil {
-			o.Warnings = append(o.Warnings, unreadableWarning(dc, err, d, recorded, last, cfg.Scoring.HoursIfNeverRun))
+			o.Warnings = append(o.Warnings, unreadableWarning(dc, err, *d, recorded, last, cfg.Scoring.HoursIfNeverRun))
 		}
 		for _, a := range ds.Alerts {
 			if a.Severity == "critical" {
@@ -162,14 +185,11 @@ func Observe(in Input) *Observation {
 		if d.Phase == "" {
 			d.Phase = "observe"
 		}
-		// A lens that is missing is created before any skill reads it
-		// (1-A pre-init); a corrupt one is reported and left alone.
-		if _, found, err := in.Store.ReadLens(dc.Name); err != nil {
+		if err := lenses[i].err; err != nil {
 			o.Warnings = append(o.Warnings, fmt.Sprintf("[Observe] %v; proceeding without lens", err))
-		} else if !found {
+		} else if !lenses[i].found {
 			o.LensInit = append(o.LensInit, dc.Name)
 		}
-		o.Domains = append(o.Domains, d)
 	}
 
 	// Action queue for the implementation domain.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/record"
@@ -137,6 +138,10 @@ func BuildCard(cfg *config.Config, st *state.Store) CardView {
 	var v CardView
 	// A lens changelog per domain: one open of the root for all.
 	defer st.HoldRoot()()
+	// A project of many domains reads their lens changelogs while the
+	// files below are read.
+	lensLogs, waitLogs := readLensChangelogs(cfg, st)
+	defer waitLogs()
 	// The card shows these files (and the cost ledger, the lens
 	// changelogs and the CHANGELOG) and reads no other.
 	snap, lerr := st.LoadFiles(state.StateFile, state.ConfidenceFile, state.MemosFile, state.CostLedgerFile)
@@ -204,7 +209,7 @@ func BuildCard(cfg *config.Config, st *state.Store) CardView {
 	a.PRNumber, a.RiskTier = e.PRNumber, e.RiskTier
 	a.Text, c.executed = cardActText(e)
 
-	c.Learn = cardLearnLines(cfg, st, snap, e, entryText, &v)
+	c.Learn = cardLearnLines(cfg, st, lensLogs, snap, e, entryText, &v)
 	c.Cost = cardCostOf(cfg, snap.CostLedger, e)
 	if active, content := st.HaltExists(cfg.Safety.HaltFile); active {
 		r := state.HaltLine(content)
@@ -344,13 +349,13 @@ type cardPrOutcome struct {
 // reject that moved a confidence, a lens change, a new intervention,
 // delivered output, a micro-adjustment, a recalled lesson, else nothing
 // new. The first two are shown together when both happened.
-func cardLearnLines(cfg *config.Config, st *state.Store, snap *state.Snapshot, e state.DecisionEntry, entry string, v *CardView) []CardLearn {
+func cardLearnLines(cfg *config.Config, st *state.Store, lensLogs func() []lensLog, snap *state.Snapshot, e state.DecisionEntry, entry string, v *CardView) []CardLearn {
 	var out []CardLearn
 	micro, microDelta := cardMicroAdjustment(entry)
 	if l, ok := cardHumanDecision(snap, e, microDelta); ok {
 		out = append(out, l)
 	}
-	if l, ok := cardLensChange(cfg, st, e.Cycle, v); ok {
+	if l, ok := cardLensChange(cfg, st, lensLogs(), e.Cycle, v); ok {
 		out = append(out, l)
 	}
 	if len(out) > 0 {
@@ -493,12 +498,12 @@ func cardPlural(n int) string {
 }
 
 // cardLensChange is the LEARN line of the lens changes (5-E) the cycle wrote
-// in any domain's lens_changelog.json: the largest, with the others
-// counted.
-func cardLensChange(cfg *config.Config, st *state.Store, cycle int, v *CardView) (CardLearn, bool) {
+// in any domain's lens_changelog.json (logs, as readLensChangelogs read
+// them): the largest, with the others counted.
+func cardLensChange(cfg *config.Config, st *state.Store, logs []lensLog, cycle int, v *CardView) (CardLearn, bool) {
 	var all []state.LensChange
-	for _, d := range cfg.Domains {
-		cl, err := st.ReadLensChangelog(d.Name)
+	for i, d := range cfg.Domains {
+		cl, err := logs[i].cl, logs[i].err
 		if err != nil {
 			if state.CheckName("domain", d.Name) == nil {
 				v.Corrupt = append(v.Corrupt, st.LensChangelogPath(d.Name))
@@ -540,6 +545,51 @@ func cardLensChange(cfg *config.Config, st *state.Store, cycle int, v *CardView)
 		s += fmt.Sprintf(" (+%d more lens change%s)", more, cardPlural(more))
 	}
 	return CardLearn{Kind: LearnLens, Text: s}, true
+}
+
+// lensLog is a domain's lens changelog as read, or the error reading it.
+type lensLog struct {
+	cl  state.LensChangelog
+	err error
+}
+
+// readAheadMin is the number of domains from which the card reads their
+// lens changelogs alongside its other files.
+const readAheadMin = 64
+
+// readLensChangelogs reads every configured domain's lens changelog
+// (Store.ReadEach shares the reads among goroutines): logs waits for them
+// and returns them in configuration order. With many domains the reads
+// start at once, beside the card's other reads, and wait waits for them
+// to end; with few they are made when logs is first called.
+func readLensChangelogs(cfg *config.Config, st *state.Store) (logs func() []lensLog, wait func()) {
+	out := make([]lensLog, len(cfg.Domains))
+	read := func() {
+		st.ReadEach(len(cfg.Domains), func(i int) {
+			out[i].cl, out[i].err = st.ReadLensChangelog(cfg.Domains[i].Name)
+		})
+	}
+	if len(cfg.Domains) < readAheadMin {
+		var once sync.Once
+		return func() []lensLog {
+			once.Do(read)
+			return out
+		}, func() {}
+	}
+	done := make(chan struct{})
+	var panicked any
+	go func() {
+		defer close(done)
+		defer func() { panicked = recover() }()
+		read()
+	}()
+	return func() []lensLog {
+		<-done
+		if panicked != nil {
+			panic(panicked)
+		}
+		return out
+	}, func() { <-done }
 }
 
 // cardNum prints a lens value as written: 0.3, 0.25, 12.

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/config"
@@ -49,6 +50,11 @@ type DomainState struct {
 
 // LastRunTime is the later of last_run and the legacy last_check.
 func (d DomainState) LastRunTime() (time.Time, bool) {
+	if d.LastRun == "" {
+		// No layout parses an empty string: spared the four failed
+		// parses (and their errors) for each domain that never ran.
+		return time.Time{}, false
+	}
 	return ParseTime(d.LastRun)
 }
 
@@ -267,14 +273,62 @@ func (s *Store) ReadLens(domain string) (Lens, bool, error) {
 		}
 		return Lens{}, false, err
 	}
+	l, err := s.decodeLens(domain, b)
+	if err != nil {
+		return Lens{}, false, err
+	}
+	return l, true, nil
+}
+
+// decodeLens decodes the bytes of domain's lens file as ReadLens does.
+func (s *Store) decodeLens(domain string, b []byte) (Lens, error) {
 	var l Lens
 	// Every cycle reads every domain's lens: one scan, not json.Unmarshal's
 	// three (decodeDocument).
 	if err := decodeDocument(b, &l); err != nil {
-		return Lens{}, false, fmt.Errorf("lens %s: %w", s.LensPath(domain), err)
+		return Lens{}, fmt.Errorf("lens %s: %w", s.LensPath(domain), err)
 	}
-	return l, true, nil
+	return l, nil
 }
+
+// LensState is ReadLens for a caller that needs to know only whether the
+// lens exists and reads: found, and the error ReadLens would return.
+// Step 1 asks it of every domain's lens each cycle and uses nothing else
+// of it, so the lens is not decoded when it need not be: a lens that is
+// one JSON object reads without error whatever its members hold (a value
+// of the wrong type is kept as written, not refused), so a file the
+// scanner ReadLens's decoder starts with takes as one object is found and
+// readable. Anything else is decoded as ReadLens decodes it, for its
+// error.
+func (s *Store) LensState(domain string) (found bool, err error) {
+	if err := CheckName("domain", domain); err != nil {
+		return false, err
+	}
+	buf := lensBufs.Get().(*[]byte)
+	b, err := s.readJSONBytes(s.LensPath(domain), *buf)
+	if err != nil {
+		lensBufs.Put(buf)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	if start := skipSpace(b, 0); start < len(b) && b[start] == '{' {
+		if end, ok := scanValue(b, start, 0); ok && skipSpace(b, end) == len(b) {
+			lensBufs.Put(buf)
+			return true, nil
+		}
+	}
+	// Decoded, the lens keeps slices of b: the buffer is not reused.
+	if _, err := s.decodeLens(domain, b); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// lensBufs are LensState's read buffers: a lens is read, scanned and
+// dropped, a thousand of them each cycle.
+var lensBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // NewLens is the initial lens of 1-A's pre-init.
 func NewLens(domain string, now time.Time) Lens {

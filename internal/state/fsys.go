@@ -9,11 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/perfstat"
@@ -179,6 +182,11 @@ func readIn(r *os.Root, name, display string, limit int64) ([]byte, fs.FileInfo,
 		return nil, nil, fsErr("open", display, err)
 	}
 	defer f.Close()
+	return readOpened(f, display, limit)
+}
+
+// readOpened is readIn's reading of the file it opened.
+func readOpened(f *os.File, display string, limit int64) ([]byte, fs.FileInfo, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, nil, fsErr("stat", display, err)
@@ -375,6 +383,13 @@ func (s *Store) rootDir() string {
 // under it as written. Symlinks are judged later, by os.Root.
 func (s *Store) rel(p string) (string, error) {
 	root := s.rootDir()
+	// The usual case, a clean path under a clean root, as filepath.Rel
+	// would answer it: without its copies (a thousand domains' files
+	// are named each cycle).
+	if len(p) > len(root)+1 && p[len(root)] == filepath.Separator && strings.HasPrefix(p, root) &&
+		filepath.IsAbs(root) && filepath.Clean(root) == root && filepath.Clean(p) == p {
+		return p[len(root)+1:], nil
+	}
 	if filepath.IsAbs(p) != filepath.IsAbs(root) {
 		ar, err1 := filepath.Abs(root)
 		ap, err2 := filepath.Abs(p)
@@ -419,6 +434,31 @@ func (s *Store) openRoot(create bool) (*os.Root, error) {
 	return r, err
 }
 
+// readJSONBytes is readJSONFile for a caller that needs only the bytes:
+// with the root held, a regular file under agent/state/ is read without
+// an *os.File (beneathDir.readBytes), into buf when it fits (the result
+// then shares buf's memory); everything else, every error but a missing
+// file included, is readJSONFile's.
+func (s *Store) readJSONBytes(p string, buf []byte) ([]byte, error) {
+	if h := s.held(); h != nil && h.state != nil {
+		if rel, err := s.rel(p); err == nil {
+			if sub, ok := strings.CutPrefix(rel, stateDirPrefix); ok {
+				if ok, b, err := h.beneath.readBytes(sub, p, s.maxRead(), buf); ok {
+					if err == nil {
+						err = checkDepth(p, b)
+						if err != nil {
+							b = nil
+						}
+					}
+					return b, err
+				}
+			}
+		}
+	}
+	b, _, err := s.readJSONFile(p)
+	return b, err
+}
+
 // readFile reads the project file at p (absolute, or relative to the
 // working directory like s.Root) within the read limit.
 func (s *Store) readFile(p string) ([]byte, fs.FileInfo, error) {
@@ -433,6 +473,13 @@ func (s *Store) readFileLimit(p string, limit int64) ([]byte, fs.FileInfo, error
 	if h := s.held(); h != nil {
 		if h.state != nil {
 			if sub, ok := strings.CutPrefix(rel, stateDirPrefix); ok {
+				if h.absent(sub) {
+					// As fsErr words os.Root's error for a missing file.
+					return nil, nil, &fs.PathError{Op: "open", Path: p, Err: syscall.ENOENT}
+				}
+				if ok, b, fi, err := h.beneath.read(sub, p, limit); ok {
+					return b, fi, err
+				}
 				b, fi, err := readIn(h.state, sub, p, limit)
 				if err == nil || errors.Is(err, fs.ErrNotExist) {
 					return b, fi, err
@@ -460,7 +507,108 @@ var stateDirPrefix = filepath.Join("agent", "state") + string(filepath.Separator
 // opened under it (nil when it could not be).
 type heldRoot struct {
 	root, state *os.Root
-	holds       int
+	// beneath is agent/state/ for the reads that need no os.Root (see
+	// beneathDir).
+	beneath beneathDir
+	holds   int
+
+	// listing is agent/state/'s listing (see absent).
+	listing struct {
+		sync.Mutex
+		asked    int
+		names    map[string]bool
+		unusable bool
+	}
+}
+
+// listAfter is how many files directly in agent/state/ a hold reads one
+// by one before it lists the directory instead: a domain's state file
+// (agent/state/<domain>.json by default) often does not exist, and the
+// first lookup of a name that is not there costs, on a directory of a
+// thousand entries, what listing a dozen of them does.
+const listAfter = 8
+
+// maxListed bounds the listing: a larger agent/state/ is looked up name
+// by name.
+const maxListed = 1 << 16
+
+// absent reports whether name, a file directly in agent/state/, is
+// missing by the directory's listing, made once per hold after the
+// first few such reads; false when the listing cannot tell, and the file
+// is then opened. The listing is used only for an ASCII name and when
+// every name listed is ASCII, compared without regard to ASCII case: on
+// a file system that ignores case or folds Unicode, a name not listed as
+// written may still be found, and lowercasing ASCII is the only folding
+// all of them agree with. Like a read made at the time of the listing,
+// it does not see a file created during the hold; the holds are the
+// reading loops of one step.
+func (h *heldRoot) absent(name string) bool {
+	if strings.IndexByte(name, filepath.Separator) >= 0 || !isASCII(name) {
+		return false
+	}
+	l := &h.listing
+	l.Lock()
+	defer l.Unlock()
+	if l.unusable {
+		return false
+	}
+	if l.names == nil {
+		if l.asked++; l.asked < listAfter {
+			return false
+		}
+		l.names, l.unusable = listNames(h.state)
+		if l.unusable {
+			return false
+		}
+	}
+	return !l.names[lowerASCII(name)]
+}
+
+// listNames lists r's directory for absent: the ASCII-lowercased names,
+// or unusable when the listing fails, is too long or holds a name that
+// is not ASCII.
+func listNames(r *os.Root) (names map[string]bool, unusable bool) {
+	d, err := r.Open(".")
+	if err != nil {
+		return nil, true
+	}
+	defer d.Close()
+	names = map[string]bool{}
+	for {
+		batch, err := d.Readdirnames(1024)
+		for _, n := range batch {
+			if !isASCII(n) {
+				return nil, true
+			}
+			names[lowerASCII(n)] = true
+		}
+		if err == io.EOF {
+			return names, false
+		}
+		if err != nil || len(names) > maxListed {
+			return nil, true
+		}
+	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerASCII is strings.ToLower for an ASCII s, without copying an s
+// that has no upper-case letter.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }
 
 // holds are the roots held open, by store.
@@ -494,6 +642,7 @@ func (s *Store) HoldRoot() (release func()) {
 	h := &heldRoot{root: r, holds: 1}
 	if sr, err := r.OpenRoot(filepath.Join("agent", "state")); err == nil {
 		h.state = sr
+		h.beneath = openBeneathDir(sr)
 	}
 	if holds.m == nil {
 		holds.m = map[*Store]*heldRoot{}
@@ -513,6 +662,7 @@ func (s *Store) releaseRoot() {
 		return
 	}
 	delete(holds.m, s)
+	h.beneath.close()
 	if h.state != nil {
 		h.state.Close()
 	}
@@ -537,6 +687,67 @@ func (s *Store) readRoot() (r *os.Root, done func(), err error) {
 		return nil, nil, err
 	}
 	return r, func() { r.Close() }, nil
+}
+
+// ReadEach calls read(i) for every i < n with the root held (HoldRoot),
+// and returns when every call has returned. Reading a file per domain is
+// mostly system calls, which another core can make meanwhile: when n is
+// large, the calls are shared among a few goroutines (at most
+// GOMAXPROCS), so read must be safe to call concurrently — it only reads
+// (the Store's reads are), and keeps what it read at its own index, for
+// the caller to use in order once ReadEach returns. A panic in read is
+// raised again in the caller.
+func (s *Store) ReadEach(n int, read func(i int)) {
+	defer s.HoldRoot()()
+	eachParallel(n, read)
+}
+
+// Sharing a loop of file system calls among goroutines: below
+// parallelMin items one goroutine does them all (a project of a few
+// domains starts no goroutine), and each goroutine takes parallelChunk
+// items at a time.
+const (
+	parallelMin   = 64
+	parallelChunk = 16
+	parallelMax   = 4
+)
+
+// eachParallel calls fn(i) for every i < n, on up to parallelMax
+// goroutines (never more than GOMAXPROCS), and returns when all calls
+// have; a panic in fn is raised again here, once all have stopped.
+func eachParallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), parallelMax, (n+parallelChunk-1)/parallelChunk)
+	if n < parallelMin || workers < 2 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var panicked atomic.Pointer[any]
+	for range workers {
+		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					panicked.CompareAndSwap(nil, &r)
+				}
+			}()
+			for {
+				start := int(next.Add(parallelChunk)) - parallelChunk
+				if start >= n || panicked.Load() != nil {
+					return
+				}
+				for i := start; i < min(start+parallelChunk, n); i++ {
+					fn(i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if p := panicked.Load(); p != nil {
+		panic(*p)
+	}
 }
 
 // WriteProjectFile writes data to path (relative to the project root, or
@@ -654,6 +865,67 @@ func (s *Store) readDirIn(r *os.Root, p string) ([]fs.DirEntry, error) {
 	return ents, fsErr("readdir", p, err)
 }
 
+// readDirTypesIn is readDirIn for a caller that needs each entry's name
+// and type only. A directory opened through an os.Root lists its entries
+// with an lstat each (the *os.File cannot look them up lazily); this one
+// takes the type the directory listing itself gives, as os.ReadDir does,
+// from a second descriptor of the same directory — an lstat, made
+// relative to that descriptor, only where the file system gives no type.
+// The entries' Info must not be used: it would look the entry up by its
+// path.
+func (s *Store) readDirTypesIn(r *os.Root, p string) ([]fs.DirEntry, error) {
+	rel, err := s.rel(p)
+	if err != nil {
+		return nil, err
+	}
+	d, err := openDirIn(r, rel)
+	if err != nil {
+		return nil, fsErr("open", p, err)
+	}
+	defer d.Close()
+	fi, err := d.Stat()
+	if err != nil {
+		return nil, fsErr("stat", p, err)
+	}
+	if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "readdir", Path: p, Err: syscall.ENOTDIR}
+	}
+	dup, err := dupFile(d)
+	if err != nil {
+		ents, err := d.ReadDir(-1)
+		return ents, fsErr("readdir", p, err)
+	}
+	defer dup.Close()
+	ents, err := dup.ReadDir(-1)
+	return ents, fsErr("readdir", p, err)
+}
+
+// dupFile is a second *os.File of f's descriptor, made by dup(2) and
+// not through an os.Root.
+func dupFile(f *os.File) (*os.File, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd, derr := -1, error(nil)
+	if err := rc.Control(func(ufd uintptr) {
+		// Under ForkLock, as os opens its files: no process started
+		// meanwhile inherits the descriptor.
+		syscall.ForkLock.RLock()
+		defer syscall.ForkLock.RUnlock()
+		fd, derr = syscall.Dup(int(ufd))
+		if derr == nil {
+			syscall.CloseOnExec(fd)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
+}
+
 // movable reports whether a refused path can be set aside: the refusal is
 // about the file itself (its size, its type, or a symlink at its own name),
 // not about a directory on the way to it.
@@ -729,8 +1001,9 @@ func (s *Store) RemoveTempFiles() ([]string, error) {
 		return nil, fsErr("open", stateDir, err)
 	}
 	defer r.Close()
-	// The listing of agent/state/ itself is readDir's, errors and all.
-	ents, err := s.readDirIn(r, stateDir)
+	// The listing of agent/state/ itself is readDir's, errors and all,
+	// but for the look at each entry's type (see readDirTypesIn).
+	ents, err := s.readDirTypesIn(r, stateDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -742,13 +1015,20 @@ func (s *Store) RemoveTempFiles() ([]string, error) {
 		return nil, fsErr("open", stateDir, err)
 	}
 	defer sr.Close()
-	var removed []string
-	var errs []error
+	beneath := openBeneathDir(sr)
+	defer beneath.close()
+	// dirResult is what the cleanup of one directory removed and met.
+	type dirResult struct {
+		removed []string
+		errs    []error
+	}
 	// removeTemps removes the temporary files among names, the entries
-	// of the directory sub of agent/state/ (dir on disk).
-	removeTemps := func(sub, dir string, names []string) {
+	// of the directory sub of agent/state/ (dir on disk), into res.
+	removeTemps := func(res *dirResult, sub, dir string, names []string) {
 		for _, name := range names {
-			if !tempPattern.MatchString(name) {
+			// Only a hidden name can be one (the pattern's leading dot):
+			// the others are not run through the pattern.
+			if !strings.HasPrefix(name, ".") || !tempPattern.MatchString(name) {
 				continue
 			}
 			// The lock's own renewal may be writing one right now, from
@@ -761,7 +1041,7 @@ func (s *Store) RemoveTempFiles() ([]string, error) {
 			fi, err := sr.Lstat(in)
 			if err != nil {
 				if !errors.Is(err, fs.ErrNotExist) {
-					errs = append(errs, fsErr("lstat", p, err))
+					res.errs = append(res.errs, fsErr("lstat", p, err))
 				}
 				continue
 			}
@@ -770,42 +1050,65 @@ func (s *Store) RemoveTempFiles() ([]string, error) {
 			}
 			if err := sr.Remove(in); err != nil {
 				if err = fsErr("remove", p, err); !errors.Is(err, fs.ErrNotExist) {
-					errs = append(errs, err)
+					res.errs = append(res.errs, err)
 				}
 				continue
 			}
-			removed = append(removed, s.display(p))
+			res.removed = append(res.removed, s.display(p))
 		}
 	}
 	names := make([]string, len(ents))
 	for i, e := range ents {
 		names[i] = e.Name()
 	}
-	removeTemps(".", stateDir, names)
-	for _, e := range ents {
+	var top dirResult
+	removeTemps(&top, ".", stateDir, names)
+	// A directory per domain: listed on a few goroutines, each one's
+	// findings kept at its index, so that they are reported in the same
+	// order as by one.
+	results := make([]dirResult, len(ents))
+	eachParallel(len(ents), func(i int) {
+		e := ents[i]
 		// A symlinked directory is not entered: its files are someone
 		// else's, and a link out of the project is refused anyway.
 		if !e.IsDir() {
-			continue
+			return
 		}
+		res := &results[i]
 		dir := filepath.Join(stateDir, e.Name())
+		buf := direntBufs.Get().(*[]byte)
+		ok, entries, err := beneath.names(e.Name(), *buf)
+		direntBufs.Put(buf)
+		if ok {
+			// Gone since the listing: nothing to remove, as below.
+			if err == nil {
+				slices.Sort(entries)
+				removeTemps(res, e.Name(), dir, entries)
+			}
+			return
+		}
 		d, err := openDirIn(sr, e.Name())
 		if err != nil {
 			if err = fsErr("open", dir, err); !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-				errs = append(errs, err)
+				res.errs = append(res.errs, err)
 			}
-			continue
+			return
 		}
-		entries, err := d.Readdirnames(-1)
+		entries, err = d.Readdirnames(-1)
 		d.Close()
 		if err != nil {
 			if err = fsErr("readdir", dir, err); !errors.Is(err, syscall.ENOTDIR) {
-				errs = append(errs, err)
+				res.errs = append(res.errs, err)
 			}
-			continue
+			return
 		}
 		slices.Sort(entries)
-		removeTemps(e.Name(), dir, entries)
+		removeTemps(res, e.Name(), dir, entries)
+	})
+	removed, errs := top.removed, top.errs
+	for _, res := range results {
+		removed = append(removed, res.removed...)
+		errs = append(errs, res.errs...)
 	}
 	for _, dir := range []string{filepath.Join(s.EvolveDir, "runs"), filepath.Join(s.EvolveDir, "proposed-skills")} {
 		ents, err := s.readDir(dir)
@@ -836,4 +1139,194 @@ func (s *Store) RemoveTempFiles() ([]string, error) {
 		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// Reading beneath agent/state/ in one system call. os.Root opens
+// agent/state/d/lens.json component by component (the directory, the
+// file, then the directory closed again) and makes each descriptor an
+// *os.File it tries to register with the poller; a cycle does that for
+// each of a thousand domains' lenses and lens changelogs. Linux (5.6 and
+// later) has openat2, which with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS
+// opens the same file in one call when no symlink is on the way, and
+// refuses otherwise. Two of its answers are taken: the file, opened with
+// no symlink followed and nothing outside the directory reached — the
+// file os.Root would have opened — and "no such file", which os.Root
+// would have given too, walking the same real directories. Every other
+// answer (a symlink on the way, a file that is a directory, an error),
+// and every system without openat2, is left to os.Root, which decides
+// it as it always did.
+
+const (
+	resolveNoSymlinks = 0x04 // RESOLVE_NO_SYMLINKS (linux/openat2.h)
+	resolveBeneath    = 0x08 // RESOLVE_BENEATH
+)
+
+// openat2Trap is openat2's system call number; 0 where it is not used:
+// any system but Linux, and the architectures whose number is not the
+// common one (MIPS numbers its calls from 4000, 5000 or 6000).
+var openat2Trap = func() uintptr {
+	if runtime.GOOS != "linux" {
+		return 0
+	}
+	switch runtime.GOARCH {
+	case "386", "amd64", "arm", "arm64", "loong64", "ppc64", "ppc64le", "riscv64", "s390x":
+		return 437
+	}
+	return 0
+}()
+
+// openat2Off is set once the kernel refuses openat2 itself (a kernel
+// older than 5.6, or a seccomp filter that forbids the call): every read
+// takes os.Root's path from then on.
+var openat2Off atomic.Bool
+
+// openHow is the kernel's struct open_how.
+type openHow struct{ flags, mode, resolve uint64 }
+
+// beneathDir is a directory opened for openat2; its zero value opens
+// nothing, and every read through it is left to os.Root.
+type beneathDir struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+// openBeneathDir opens r's own directory for openat2, or returns the
+// zero beneathDir when openat2 is not used.
+func openBeneathDir(r *os.Root) beneathDir {
+	if openat2Trap == 0 || openat2Off.Load() {
+		return beneathDir{}
+	}
+	f, err := r.Open(".")
+	if err != nil {
+		return beneathDir{}
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return beneathDir{}
+	}
+	return beneathDir{f: f, rc: rc}
+}
+
+func (d beneathDir) close() {
+	if d.f != nil {
+		d.f.Close()
+	}
+}
+
+// open opens name, a clean relative path, under d with flags, following
+// no symlink: a descriptor, or syscall.ENOENT. ok is false when openat2
+// cannot settle it and os.Root must.
+func (d beneathDir) open(name string, flags int) (ok bool, fd int, err error) {
+	if d.rc == nil || openat2Off.Load() {
+		return false, -1, nil
+	}
+	p, perr := syscall.BytePtrFromString(name)
+	if perr != nil {
+		return false, -1, nil
+	}
+	how := openHow{flags: uint64(flags | syscall.O_CLOEXEC | syscall.O_NOFOLLOW), resolve: resolveBeneath | resolveNoSymlinks}
+	var r1 uintptr
+	var errno syscall.Errno
+	if cerr := d.rc.Control(func(dfd uintptr) {
+		r1, _, errno = syscall.Syscall6(openat2Trap, dfd, uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
+	}); cerr != nil {
+		return false, -1, nil
+	}
+	switch errno {
+	case 0:
+		return true, int(r1), nil
+	case syscall.ENOENT:
+		return true, -1, syscall.ENOENT
+	case syscall.ENOSYS, syscall.EPERM, syscall.EINVAL, syscall.E2BIG:
+		// The call itself is refused, whatever the path.
+		openat2Off.Store(true)
+	}
+	return false, -1, nil
+}
+
+// read is readIn of name under d (display names it in errors); ok is
+// false when os.Root must read it.
+func (d beneathDir) read(name, display string, limit int64) (ok bool, b []byte, fi fs.FileInfo, err error) {
+	ok, fd, err := d.open(name, os.O_RDONLY|syscall.O_NONBLOCK)
+	if !ok {
+		return false, nil, nil, nil
+	}
+	if err != nil {
+		// As fsErr words os.Root's error for a missing file.
+		return true, nil, nil, &fs.PathError{Op: "open", Path: display, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), display)
+	defer f.Close()
+	b, fi, err = readOpened(f, display, limit)
+	return true, b, fi, err
+}
+
+// readBytes is read for a caller that needs only the bytes of a
+// regular file within limit: no *os.File, only the four system calls
+// (open, fstat, read, close). ok is false — and read or os.Root must
+// decide, with their errors — for anything else: a file that is not
+// regular or is larger than limit, and any error but a missing file.
+func (d beneathDir) readBytes(name, display string, limit int64, buf []byte) (ok bool, b []byte, err error) {
+	ok, fd, err := d.open(name, os.O_RDONLY|syscall.O_NONBLOCK)
+	if !ok || err != nil {
+		if err != nil {
+			err = &fs.PathError{Op: "open", Path: display, Err: err}
+		}
+		return ok, nil, err
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Size > limit {
+		return false, nil, nil
+	}
+	size := st.Size
+	if b = buf[:0]; int64(cap(b)) < size+1 {
+		b = make([]byte, 0, size+1)
+	}
+	for int64(len(b)) <= limit {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, 512)
+		}
+		n, err := syscall.Read(fd, b[len(b):cap(b)])
+		if err != nil {
+			return false, nil, nil
+		}
+		if n == 0 {
+			return true, b, nil
+		}
+		b = b[:len(b)+n]
+		if int64(len(b)) == size && len(b) < cap(b) {
+			// As readSized: a read that ends where the stat said the
+			// file does, with room left, is the whole file.
+			return true, b, nil
+		}
+	}
+	// Grown past the limit since the stat: read decides.
+	return false, nil, nil
+}
+
+// direntBufs are buffers for beneathDir.names, one per goroutine listing.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 8192); return &b }}
+
+// names lists the directory name under d (the names only, as
+// Readdirnames, in no particular order), or returns syscall.ENOENT; ok is
+// false when os.Root must list it (a symlink on the way, not a
+// directory, an error while listing).
+func (d beneathDir) names(name string, buf []byte) (ok bool, names []string, err error) {
+	ok, fd, err := d.open(name, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK)
+	if !ok || err != nil {
+		return ok, nil, err
+	}
+	defer syscall.Close(fd)
+	for {
+		n, err := syscall.ReadDirent(fd, buf)
+		if err != nil {
+			return false, nil, nil
+		}
+		if n <= 0 {
+			return true, names, nil
+		}
+		_, _, names = syscall.ParseDirent(buf[:n], -1, names)
+	}
 }
