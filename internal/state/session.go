@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -67,19 +68,19 @@ const (
 // and is typed on a command line (`--session NAME`), so it is a short
 // word of letters, digits, '.', '_' and '-' that starts with a letter or a
 // digit.
-var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var sessionIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 // stopReasonPattern is the shape of every stop reason (done_completed,
 // stopped_stagnation, signal …): a record read with anything else has
 // none.
-var stopReasonPattern = regexp.MustCompile(`^[a-z][a-z_]{0,39}$`)
+var stopReasonPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z_]{0,39}$`) })
 
 // CheckSessionID refuses a session id that is not a plain short name.
 func CheckSessionID(id string) error {
 	if err := CheckName("session", id); err != nil {
 		return err
 	}
-	if !sessionIDPattern.MatchString(id) {
+	if !sessionIDPattern().MatchString(id) {
 		return fmt.Errorf("session id %q: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or a digit", id)
 	}
 	return nil
@@ -542,7 +543,7 @@ func sanitizeSession(sess *Session, id, display string) []string {
 		warn("/status", fmt.Sprintf("%q is not running, done or stopped; using %q", clipText(sess.Status, 80), SessionStopped))
 		sess.Status = SessionStopped
 	}
-	if sess.StopReason != "" && !stopReasonPattern.MatchString(sess.StopReason) {
+	if sess.StopReason != "" && !stopReasonPattern().MatchString(sess.StopReason) {
 		warn("/stop_reason", fmt.Sprintf("%q is not a stop reason; ignored", clipText(sess.StopReason, 80)))
 		sess.StopReason = ""
 	}

@@ -291,7 +291,7 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // intPattern is an integer as a string may spell one: digits, with an
 // optional sign or a leading "#" (a PR or a cycle number, "#29").
-var intPattern = regexp.MustCompile(`^(?:#|[+-])?[0-9]{1,18}$`)
+var intPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:#|[+-])?[0-9]{1,18}$`) })
 
 // looseInt reads an integer written as a string ("12", "#29", "-3") or as
 // a whole number in another notation (12.0, 1.2e1).
@@ -305,7 +305,7 @@ func looseInt(t []byte) (int64, bool) {
 			return 0, false
 		}
 		s = strings.TrimSpace(s)
-		if !intPattern.MatchString(s) {
+		if !intPattern().MatchString(s) {
 			return 0, false
 		}
 		n, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
