@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/ooda-loop/ooda/internal/foldnames"
 )
 
 // ErrOutsideProject is wrapped by the errors of ResolveInProject and
@@ -259,7 +261,7 @@ func (l *lookups) Lstat(p string) (fs.FileInfo, error) {
 // cannot be used), and p is then looked up. p is clean and absolute.
 func (l *lookups) absent(p string) bool {
 	i := strings.LastIndexByte(p, filepath.Separator)
-	if i < 0 || !isASCII(p[i+1:]) {
+	if i < 0 || !foldnames.ASCII(p[i+1:]) {
 		return false
 	}
 	dir, name := p[:i], p[i+1:]
@@ -283,7 +285,7 @@ func (l *lookups) absent(p string) bool {
 			return false
 		}
 	}
-	return !d.names[lowerASCII(name)]
+	return !d.names[foldnames.Lower(name)]
 }
 
 // listNames lists dir for dirNames: the ASCII-lowercased names, or
@@ -295,42 +297,7 @@ func listNames(dir string) (names map[string]bool, unusable bool) {
 		return nil, true
 	}
 	defer f.Close()
-	names = map[string]bool{}
-	for {
-		batch, err := f.Readdirnames(1024)
-		for _, n := range batch {
-			if !isASCII(n) {
-				return nil, true
-			}
-			names[lowerASCII(n)] = true
-		}
-		if err == io.EOF {
-			return names, false
-		}
-		if err != nil || len(names) > maxListed {
-			return nil, true
-		}
-	}
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-// lowerASCII is strings.ToLower for an ASCII s, without copying s when it
-// has no upper-case letter.
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			return strings.ToLower(s)
-		}
-	}
-	return s
+	return foldnames.Read(f, maxListed)
 }
 
 func (l *lookups) Stat(p string) (fs.FileInfo, error) {

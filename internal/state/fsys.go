@@ -19,6 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/foldnames"
 	"github.com/ooda-loop/ooda/internal/perfstat"
 	"github.com/ooda-loop/ooda/internal/secret"
 )
@@ -543,7 +544,7 @@ const maxListed = 1 << 16
 // it does not see a file created during the hold; the holds are the
 // reading loops of one step.
 func (h *heldRoot) absent(name string) bool {
-	if strings.IndexByte(name, filepath.Separator) >= 0 || !isASCII(name) {
+	if strings.IndexByte(name, filepath.Separator) >= 0 || !foldnames.ASCII(name) {
 		return false
 	}
 	l := &h.listing
@@ -561,7 +562,7 @@ func (h *heldRoot) absent(name string) bool {
 			return false
 		}
 	}
-	return !l.names[lowerASCII(name)]
+	return !l.names[foldnames.Lower(name)]
 }
 
 // listNames lists r's directory for absent: the ASCII-lowercased names,
@@ -573,42 +574,7 @@ func listNames(r *os.Root) (names map[string]bool, unusable bool) {
 		return nil, true
 	}
 	defer d.Close()
-	names = map[string]bool{}
-	for {
-		batch, err := d.Readdirnames(1024)
-		for _, n := range batch {
-			if !isASCII(n) {
-				return nil, true
-			}
-			names[lowerASCII(n)] = true
-		}
-		if err == io.EOF {
-			return names, false
-		}
-		if err != nil || len(names) > maxListed {
-			return nil, true
-		}
-	}
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-// lowerASCII is strings.ToLower for an ASCII s, without copying an s
-// that has no upper-case letter.
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			return strings.ToLower(s)
-		}
-	}
-	return s
+	return foldnames.Read(d, maxListed)
 }
 
 // holds are the roots held open, by store.
