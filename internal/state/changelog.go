@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // ChangelogMax is how many cycle entries CHANGELOG.md keeps (6-C3).
@@ -409,22 +408,11 @@ func (s *Store) readDirNames(p string) ([]string, error) {
 		return nil, fsErr("open", p, err)
 	}
 	defer done()
-	rel, err := s.rel(p)
+	d, err := s.openDirChecked(r, p)
 	if err != nil {
 		return nil, err
 	}
-	d, err := openDirIn(r, rel)
-	if err != nil {
-		return nil, fsErr("open", p, err)
-	}
 	defer d.Close()
-	fi, err := d.Stat()
-	if err != nil {
-		return nil, fsErr("stat", p, err)
-	}
-	if !fi.IsDir() {
-		return nil, &fs.PathError{Op: "readdir", Path: p, Err: syscall.ENOTDIR}
-	}
 	names, err := d.Readdirnames(-1)
 	return names, fsErr("readdir", p, err)
 }

@@ -809,8 +809,9 @@ func (s *Store) readDir(p string) ([]fs.DirEntry, error) {
 	return s.readDirIn(r, p)
 }
 
-// readDirIn is readDir through the project root r.
-func (s *Store) readDirIn(r *os.Root, p string) ([]fs.DirEntry, error) {
+// openDirChecked opens the directory p through the project root r, and
+// refuses anything else than a directory there.
+func (s *Store) openDirChecked(r *os.Root, p string) (*os.File, error) {
 	rel, err := s.rel(p)
 	if err != nil {
 		return nil, err
@@ -819,14 +820,25 @@ func (s *Store) readDirIn(r *os.Root, p string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, fsErr("open", p, err)
 	}
-	defer d.Close()
 	fi, err := d.Stat()
 	if err != nil {
+		d.Close()
 		return nil, fsErr("stat", p, err)
 	}
 	if !fi.IsDir() {
+		d.Close()
 		return nil, &fs.PathError{Op: "readdir", Path: p, Err: syscall.ENOTDIR}
 	}
+	return d, nil
+}
+
+// readDirIn is readDir through the project root r.
+func (s *Store) readDirIn(r *os.Root, p string) ([]fs.DirEntry, error) {
+	d, err := s.openDirChecked(r, p)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
 	ents, err := d.ReadDir(-1)
 	return ents, fsErr("readdir", p, err)
 }
@@ -840,22 +852,11 @@ func (s *Store) readDirIn(r *os.Root, p string) ([]fs.DirEntry, error) {
 // The entries' Info must not be used: it would look the entry up by its
 // path.
 func (s *Store) readDirTypesIn(r *os.Root, p string) ([]fs.DirEntry, error) {
-	rel, err := s.rel(p)
+	d, err := s.openDirChecked(r, p)
 	if err != nil {
 		return nil, err
 	}
-	d, err := openDirIn(r, rel)
-	if err != nil {
-		return nil, fsErr("open", p, err)
-	}
 	defer d.Close()
-	fi, err := d.Stat()
-	if err != nil {
-		return nil, fsErr("stat", p, err)
-	}
-	if !fi.IsDir() {
-		return nil, &fs.PathError{Op: "readdir", Path: p, Err: syscall.ENOTDIR}
-	}
 	dup, err := dupFile(d)
 	if err != nil {
 		ents, err := d.ReadDir(-1)
