@@ -23,7 +23,9 @@ func main() {
 	// cover the whole process, so they start before anything else and end
 	// after the command returned.
 	stop := perfstat.Start(func(msg string) { fmt.Fprintf(os.Stderr, "[WARN] %s\n", msg) })
+	perfstat.Mark("main")
 	code := cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	perfstat.Mark("command done")
 	stop()
 	os.Exit(code)
 }

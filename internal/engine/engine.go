@@ -34,6 +34,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/notify"
 	"github.com/ooda-loop/ooda/internal/observe"
 	"github.com/ooda-loop/ooda/internal/orient"
+	"github.com/ooda-loop/ooda/internal/perfstat"
 	"github.com/ooda-loop/ooda/internal/proc"
 	"github.com/ooda-loop/ooda/internal/record"
 	"github.com/ooda-loop/ooda/internal/reflect"
@@ -406,6 +407,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		}
 	}
 	c.cfg = cfg
+	perfstat.Mark("config loaded")
 	// Keys the configuration does not define (a misspelt "wieght") are
 	// ignored; say so before anything else, every cycle, until fixed.
 	for _, w := range cfg.ShownWarnings() {
@@ -477,6 +479,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 
 	// Temporary files of an atomic write that a killed process left
 	// behind; safe to remove while this cycle holds the lock.
+	perfstat.Mark("lock taken")
 	if !opts.DryRun {
 		removed, terr := c.store.RemoveTempFiles()
 		if len(removed) > 0 {
@@ -497,6 +500,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		return *c.res, lerr
 	}
 	c.snap = snap
+	perfstat.Mark("state loaded")
 	// Values Load did not take as written (a negative count or cost, a
 	// number out of range, a duplicated key), each with the value used.
 	for _, w := range snap.Warnings {
@@ -644,6 +648,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	}
 
 	// Step 1: Observe.
+	perfstat.Mark("cycle started")
 	c.phases = map[string]string{}
 	obs := observe.Observe(observe.Input{Now: c.now, Config: cfg, Store: c.store, Snap: snap, PhaseOf: c.phaseOf})
 	for _, w := range obs.Warnings {
@@ -683,6 +688,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	}
 	c.forge = opts.Forge
 	c.fview = c.observeForge(ctx)
+	perfstat.Mark("observed")
 	switch {
 	case c.forge == nil:
 		c.printf("[Observe] Scanned %d domains (no forge configured: no pull-request data).", len(obs.Domains))
@@ -728,9 +734,11 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	}
 
 	// Step 3: Decide.
+	perfstat.Mark("oriented")
 	din := c.decideInput(obs, ori)
 	dec := decide.Decide(din)
 	c.res.Decision = &dec
+	perfstat.Mark("decided")
 	sf := orient.SummaryFacts{Observed: len(obs.Domains), Alerts: alertNames(obs), Winner: winnerName(dec), Skip: dec.SkipReason, Guidance: dec.Guidance, Gated: dec.Gated, Prev: ori.PrevSummary}
 	if n := len(st.DecisionLog); n > 0 {
 		sf.PrevWinner = st.DecisionLog[n-1].SelectedDomain
@@ -813,6 +821,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		return c.abandon()
 	}
 	c.execute(ctx, &f, obs, w, dec.Gated || dec.Guidance == decide.GuidanceCriticalAlert)
+	perfstat.Mark("acted")
 	return c.finish(f, dec)
 }
 

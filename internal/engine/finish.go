@@ -11,6 +11,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/decide"
 	"github.com/ooda-loop/ooda/internal/observe"
 	"github.com/ooda-loop/ooda/internal/orient"
+	"github.com/ooda-loop/ooda/internal/perfstat"
 	"github.com/ooda-loop/ooda/internal/record"
 	"github.com/ooda-loop/ooda/internal/reflect"
 	"github.com/ooda-loop/ooda/internal/state"
@@ -91,6 +92,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	// whether or not it scored, so a run of implicit-guidance cycles cannot
 	// pile them up. Interventions are counted down only when the scoring
 	// applied them, by reflectStep (CountDownInterventions).
+	perfstat.Mark("reflecting")
 	memos := orient.ConsumeMemos(snap.Memos)
 	for _, m := range c.memo {
 		memos.History = appendMemo(memos.History, m)
@@ -180,6 +182,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	// shared, each directory synced once) and before state.json, which
 	// alone says the cycle ended: a crash anywhere in the batch is a
 	// crash before state.json, as it always was.
+	perfstat.Mark("record built")
 	batch := c.store.Batch()
 	bs := batch.Store()
 	c.rememberWeek(bs, &f, log, outcomes.Entries, conf, &memos)
@@ -268,6 +271,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		}
 	}
 	// 6-D's git processes that only read run while the batch is synced.
+	perfstat.Mark("record encoded")
 	pending := c.prepareCommit(c.ctx)
 	if err := batch.Commit(); err != nil {
 		var be *state.BatchError
@@ -284,6 +288,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 			}
 		}
 	}
+	perfstat.Mark("record synced")
 	if len(failed) > 0 {
 		resultType, quality = c.recordFailed(&f, &entry, failed)
 		line = record.CycleLogLine(f, resultType, quality)
@@ -319,6 +324,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 			c.printf("[HALT] %s", reason)
 		}
 	}
+	perfstat.Mark("cycle log appended")
 	// 6-A: state.json last.
 	st.CycleCount = f.Cycle
 	ts := state.FormatTime(c.now)
@@ -339,11 +345,13 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		pending.wait()
 		return *c.res, fmt.Errorf("step 6: %s: %w", state.StateFile, err)
 	}
+	perfstat.Mark("state.json written")
 	c.printf("[Record] Cycle #%d recorded: %s (%s, quality %.3f).", f.Cycle, orDash(f.Domain), resultType, quality)
 	if _, err := c.store.PruneRuns(f.Cycle); err != nil {
 		c.printf("[WARN] old run files not pruned: %v", err)
 	}
 	c.commitState(c.ctx, f, resultType, pending)
+	perfstat.Mark("state committed")
 	c.notifyCycle(c.ctx, f, resultType)
 	if len(c.gaps) > 0 {
 		names := make([]string, 0, len(c.gaps))

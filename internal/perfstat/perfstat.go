@@ -11,7 +11,9 @@ import (
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Environment variables read by Start.
@@ -56,16 +58,53 @@ type Counts struct {
 	FileSyncs     int64 `json:"file_fsyncs"`
 	DirSyncs      int64 `json:"dir_fsyncs"`
 	Processes     int64 `json:"processes"`
+	// Phases are the marks passed, in order, each with the milliseconds
+	// since the process's Go code started: where a cycle's wall time goes,
+	// which a CPU profile (blind to fsync waits) cannot say. Only recorded
+	// when OODA_STATS is set.
+	Phases []Phase `json:"phases,omitempty"`
+}
+
+// Phase is one mark: a step of the cycle reached at MS milliseconds.
+type Phase struct {
+	Name string  `json:"name"`
+	MS   float64 `json:"ms"`
+}
+
+var (
+	// began is as close to the process's start as Go code gets: package
+	// initialization, before main.
+	began = time.Now()
+	// marking is whether Mark records (Start sets it when OODA_STATS is
+	// set), so a Mark costs one atomic load when nobody asked.
+	marking atomic.Bool
+	phaseMu sync.Mutex
+	phases  []Phase
+)
+
+// Mark records that the process reached the named step, when OODA_STATS
+// is set; otherwise it does nothing.
+func Mark(name string) {
+	if !marking.Load() {
+		return
+	}
+	ms := float64(time.Since(began).Microseconds()) / 1000
+	phaseMu.Lock()
+	phases = append(phases, Phase{Name: name, MS: ms})
+	phaseMu.Unlock()
 }
 
 // Snapshot returns the counters' current values.
 func Snapshot() Counts {
+	phaseMu.Lock()
+	defer phaseMu.Unlock()
 	return Counts{
 		DurableWrites: durableWrites.Load(),
 		Appends:       appends.Load(),
 		FileSyncs:     fileSyncs.Load(),
 		DirSyncs:      dirSyncs.Load(),
 		Processes:     processes.Load(),
+		Phases:        append([]Phase(nil), phases...),
 	}
 }
 
@@ -95,7 +134,9 @@ func Start(warn func(string)) (stop func()) {
 		}
 	}
 	if path := os.Getenv(EnvStats); path != "" {
+		marking.Store(true)
 		stops = append(stops, func() {
+			Mark("exit")
 			b, _ := json.Marshal(Snapshot())
 			if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 				warn(fmt.Sprintf("%s: %v", EnvStats, err))
