@@ -35,5 +35,7 @@ esac
 
 mkdir -p "$(dirname "$out")"
 cd "$src"
-go build -trimpath -ldflags "$ldflags" -o "$out" ./cmd/ooda
+# Static, like the image: no dependence on the runner's libc, and no
+# dynamic loader at each of the loop's process starts.
+CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out" ./cmd/ooda
 "$out" --version
