@@ -7,10 +7,12 @@ import (
 	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
+	"hash/adler32"
 	"io"
 	"io/fs"
 	"os"
@@ -19,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -444,11 +447,11 @@ func ReadLoose(objects, oid string, limit int64) (typ string, body []byte, ok bo
 		return "", nil, false
 	}
 	defer f.Close()
-	z, err := zlib.NewReader(f)
+	z, err := openZlib(f)
 	if err != nil {
 		return "", nil, false
 	}
-	defer z.Close()
+	defer closeZlib(z)
 	b, err := io.ReadAll(io.LimitReader(z, limit+64))
 	if err != nil {
 		return "", nil, false
@@ -462,6 +465,29 @@ func ReadLoose(objects, oid string, limit int64) (typ string, body []byte, ok bo
 		return "", nil, false
 	}
 	return t, rest, true
+}
+
+// zlibReaders keeps zlib readers for reuse: each holds a 32 KiB window,
+// and a commit reads a loose object per directory along its paths.
+var zlibReaders sync.Pool
+
+// openZlib is zlib.NewReader(r), with a reader kept from an earlier read
+// when there is one.
+func openZlib(r io.Reader) (io.ReadCloser, error) {
+	if z, ok := zlibReaders.Get().(io.ReadCloser); ok {
+		if err := z.(zlib.Resetter).Reset(r, nil); err != nil {
+			zlibReaders.Put(z)
+			return nil, err
+		}
+		return z, nil
+	}
+	return zlib.NewReader(r)
+}
+
+// closeZlib closes a reader openZlib returned and keeps it for reuse.
+func closeZlib(z io.ReadCloser) {
+	z.Close()
+	zlibReaders.Put(z)
 }
 
 // maxLooseTree bounds a tree or commit object looseTrees reads: far more
@@ -927,7 +953,6 @@ func hashObject(newHash func() hash.Hash, typ string, body []byte) []byte {
 // up costs more than compressing a state file.
 type looseWriter struct {
 	objects string
-	z       *zlib.Writer
 	buf     bytes.Buffer
 	dirs    map[string]bool // fan-out directories known to exist
 	// slots, when not nil, are temporary files made ahead (tmpSlots).
@@ -946,17 +971,26 @@ func (w *looseWriter) write(oid, typ string, body []byte) error {
 		return nil
 	}
 	w.buf.Reset()
-	if w.z == nil {
-		// The fastest level, as core.looseCompression=1 for the private
-		// index's blobs: `git gc` packs these objects with its own anyway.
-		w.z, _ = zlib.NewWriterLevel(&w.buf, zlib.BestSpeed)
+	head := typ + " " + strconv.Itoa(len(body)) + "\x00"
+	if len(head)+len(body) <= maxStoredObject {
+		appendStoredZlib(&w.buf, head, body)
 	} else {
-		w.z.Reset(&w.buf)
-	}
-	w.z.Write([]byte(typ + " " + strconv.Itoa(len(body)) + "\x00"))
-	w.z.Write(body)
-	if err := w.z.Close(); err != nil {
-		return fmt.Errorf("write object %s: %w", oid, err)
+		z, ok := zlibWriters.Get().(*zlib.Writer)
+		if ok {
+			z.Reset(&w.buf)
+		} else {
+			// The fastest level, as core.looseCompression=1 for the
+			// private index's blobs: `git gc` packs these objects with
+			// its own anyway.
+			z, _ = zlib.NewWriterLevel(&w.buf, zlib.BestSpeed)
+		}
+		z.Write([]byte(head))
+		z.Write(body)
+		err := z.Close()
+		zlibWriters.Put(z)
+		if err != nil {
+			return fmt.Errorf("write object %s: %w", oid, err)
+		}
 	}
 	if w.fromSlot(dir, name) {
 		return nil
@@ -977,6 +1011,43 @@ func (w *looseWriter) write(oid, typ string, body []byte) error {
 		return fmt.Errorf("write object %s: %w", oid, err)
 	}
 	return nil
+}
+
+// zlibWriters keeps the compressors of large objects for reuse: each
+// costs about a megabyte to set up.
+var zlibWriters sync.Pool
+
+// maxStoredObject is the largest object (header included) written as a
+// zlib stream of stored, uncompressed deflate blocks. A compressor costs
+// about a megabyte of fresh memory to set up — more than writing a state
+// file's tens of kilobytes as they are — while the trees, the commit and
+// every capped state file stay under this size; `git gc` compresses them
+// when it packs them. Git reads any zlib stream. Larger objects (the
+// cycle log, which grows with the history) are compressed.
+const maxStoredObject = 64 << 10
+
+// appendStoredZlib appends to buf the zlib stream (RFC 1950) of head and
+// body, concatenated, in stored deflate blocks (RFC 1951, 3.2.4).
+func appendStoredZlib(buf *bytes.Buffer, head string, body []byte) {
+	// CMF 0x78: deflate with a 32 KiB window; FLG 0x01: no dictionary,
+	// the fastest level, and the check bits that make CMF·256+FLG a
+	// multiple of 31.
+	buf.Write([]byte{0x78, 0x01})
+	data := make([]byte, 0, len(head)+len(body))
+	data = append(append(data, head...), body...)
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], adler32.Checksum(data))
+	for first := true; first || len(data) > 0; first = false {
+		n := min(len(data), 0xffff)
+		final := byte(0)
+		if n == len(data) {
+			final = 1
+		}
+		buf.Write([]byte{final, byte(n), byte(n >> 8), ^byte(n), ^byte(n >> 8)})
+		buf.Write(data[:n])
+		data = data[n:]
+	}
+	buf.Write(sum[:])
 }
 
 // fromSlot stores the compressed object through a slot made ahead,
