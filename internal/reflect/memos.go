@@ -103,14 +103,23 @@ func WriteMemos(m state.Memos, in MemoInput) (state.Memos, MemoResult) {
 	// Starvation: no execution in the last 10 completed cycles
 	// [cycle_count-9 .. cycle_count].
 	if in.CycleCount >= StarvationWindow {
-		for _, d := range active {
-			n := 0
-			for _, e := range in.Log {
-				if e.SelectedDomain == d && e.Cycle > in.CycleCount-StarvationWindow {
-					n++
-				}
+		// Known once, not per domain: with many domains, each starving,
+		// a scan of the interventions per domain is quadratic.
+		ran := map[string]bool{}
+		for _, e := range in.Log {
+			if e.Cycle > in.CycleCount-StarvationWindow {
+				ran[e.SelectedDomain] = true
 			}
-			if n == 0 && !has(d, "starvation") {
+		}
+		starving := map[string]bool{}
+		for _, iv := range m.Interventions {
+			if iv.Type == "starvation" {
+				starving[iv.Domain] = true
+			}
+		}
+		for _, d := range active {
+			if !ran[d] && !starving[d] {
+				starving[d] = true
 				m.Interventions = append(m.Interventions, state.Intervention{Domain: d, Delta: 1.0, Type: "starvation",
 					Reason: "No executions in last 10 cycles", CreatedAtCycle: in.CycleCount, ExpiresAfterCycles: 3})
 				out.Interventions = append(out.Interventions, m.Interventions[len(m.Interventions)-1])
