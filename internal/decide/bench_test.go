@@ -66,3 +66,23 @@ func benchmarkDecide(b *testing.B, n int) {
 
 func BenchmarkDecide8(b *testing.B)    { benchmarkDecide(b, 8) }
 func BenchmarkDecide1000(b *testing.B) { benchmarkDecide(b, 1000) }
+
+// benchInputEqual is benchInput with every weight 1, the shape of a
+// project whose domains were added with the default weight: the domains
+// need no sorting before scoring.
+func benchInputEqual(n int) Input {
+	in := benchInput(n)
+	for i := range in.Domains {
+		in.Domains[i].Weight = 1
+		in.Config.Domains[i].Weight = 1
+	}
+	return in
+}
+
+func BenchmarkDecide1000EqualWeights(b *testing.B) {
+	in := benchInputEqual(1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		Decide(in)
+	}
+}

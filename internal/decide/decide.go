@@ -3,7 +3,9 @@ package decide
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ooda-loop/ooda/internal/config"
 )
@@ -153,6 +155,7 @@ func decideOnce(in Input) Decision {
 		return d
 	}
 	sig := computeSignals(in, cands, impl)
+	gk := newGoalKeywords(in.Goals)
 
 	// 3-A0: implicit guidance.
 	if w := criticalWinner(cands, in.Quarantined); w != nil {
@@ -179,14 +182,20 @@ func decideOnce(in Input) Decision {
 		}
 	}
 
-	// Scoring pass.
+	// Scoring pass. The table is allocated once, the hours of its rows
+	// share one array, and it is sorted through an index: at a thousand
+	// domains, growing and sorting rows of this size cost more than the
+	// scoring itself.
 	d.Scored = true
 	n := len(cands)
-	for _, c := range cands {
-		d.Options = append(d.Options, scoreDomain(in, c, n, sig))
+	d.Options = make([]Option, 0, n+1+len(levelRows))
+	hours := make([]float64, n)
+	for i := range cands {
+		hours[i] = cands[i].Hours
+		d.Options = append(d.Options, scoreDomain(in, &cands[i], n, sig, gk, &hours[i]))
 	}
 	if impl {
-		d.Options = append(d.Options, scoreImplementation(in, sig))
+		d.Options = append(d.Options, scoreImplementation(in, sig, gk))
 	}
 	rank(d.Options)
 	lessonTieBreak(in, &d)
@@ -266,11 +275,11 @@ func decideOnce(in Input) Decision {
 	// 3-J: score verification re-runs the same scoring for the winner.
 	var again Option
 	if d.Winner.Virtual {
-		again = scoreImplementation(in, sig)
+		again = scoreImplementation(in, sig, gk)
 	} else {
-		for _, c := range cands {
-			if c.Name == d.Winner.Domain {
-				again = scoreDomain(in, c, n, sig)
+		for i := range cands {
+			if cands[i].Name == d.Winner.Domain {
+				again = scoreDomain(in, &cands[i], n, sig, gk, ptr(cands[i].Hours))
 			}
 		}
 	}
@@ -298,11 +307,21 @@ func (d *Decision) explainAll(why string) {
 
 func (d *Decision) explainLosers(wi int) {
 	w := d.Options[wi]
+	// Most options get exactly one reason here and had none before: they
+	// share one backing array, each capped at its own element so that a
+	// later append copies instead of overwriting the next option's.
+	spare := make([]string, len(d.Options))
+	var buf []byte
+	wScore, wFinite := fixed4(nil, w.Score)
 	for i := range d.Options {
 		if i == wi {
 			continue
 		}
 		o := &d.Options[i]
+		if o.Excluded != ExcludedLevel && o.Reasons == nil {
+			// Every case but the first appends one reason.
+			o.Reasons = spare[i : i : i+1]
+		}
 		switch {
 		case o.Excluded == ExcludedLevel:
 			// Not scored: its own reason says why.
@@ -315,9 +334,30 @@ func (d *Decision) explainLosers(wi int) {
 		case round9(o.Score) == round9(w.Score):
 			o.Reasons = append(o.Reasons, "tied with "+w.Domain+" and lost the tie-break ("+tieBreakWhy(w, *o)+")")
 		default:
-			o.Reasons = append(o.Reasons, fmt.Sprintf("lower score than %s (%.4f < %.4f)", w.Domain, o.Score, w.Score))
+			buf = append(buf[:0], "lower score than "...)
+			buf = append(buf, w.Domain...)
+			buf = append(buf, " ("...)
+			var ok bool
+			if buf, ok = fixed4(buf, o.Score); ok && wFinite {
+				buf = append(buf, " < "...)
+				buf = append(buf, wScore...)
+				buf = append(buf, ')')
+				o.Reasons = append(o.Reasons, string(buf))
+			} else {
+				o.Reasons = append(o.Reasons, fmt.Sprintf("lower score than %s (%.4f < %.4f)", w.Domain, o.Score, w.Score))
+			}
 		}
 	}
+}
+
+// fixed4 appends v as fmt's %.4f writes it, and reports whether it could:
+// for a finite number that is strconv's 'f' format with 4 digits, which is
+// what fmt itself calls; infinities and NaN are left to fmt.
+func fixed4(dst []byte, v float64) ([]byte, bool) {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return dst, false
+	}
+	return strconv.AppendFloat(dst, v, 'f', 4, 64), true
 }
 
 func tieBreakWhy(w, o Option) string {
@@ -342,24 +382,38 @@ func (in Input) confidence(d string) float64 {
 // limit. cut holds the domains the limit left out, heaviest first.
 func filter(in Input) (act []Domain, impl bool, cut []Domain) {
 	cfg := in.Config
-	act = make([]Domain, 0, len(in.Domains))
+	keep := make([]int, 0, len(in.Domains)) // indexes into in.Domains
 	byName := make(map[string]int, len(cfg.Domains))
-	for i, cd := range cfg.Domains {
-		byName[cd.Name] = i
+	for i := range cfg.Domains {
+		byName[cfg.Domains[i].Name] = i
 	}
-	for _, d := range in.Domains {
-		if i, ok := byName[d.Name]; ok {
-			cd := cfg.Domains[i]
+	_, mode, seasonOn := cfg.SeasonModes.Active()
+	for i := range in.Domains {
+		d := &in.Domains[i]
+		if ci, ok := byName[d.Name]; ok {
+			cd := &cfg.Domains[ci]
 			if !cd.Scoreable() || !cd.IsEnabled() {
 				continue
 			}
 		}
-		if _, mode, on := cfg.SeasonModes.Active(); on && contains(mode.DisabledDomains, d.Name) {
+		if seasonOn && contains(mode.DisabledDomains, d.Name) {
 			continue
 		}
-		act = append(act, d)
+		keep = append(keep, i)
 	}
-	sort.SliceStable(act, func(i, j int) bool { return act[i].Weight > act[j].Weight })
+	// Each kept domain is copied once, in its final place; when every
+	// domain is kept in the order given (the common case), the candidates
+	// are the input's own domains, which Decide only reads, capped so
+	// that no append can reach the input.
+	order := byWeight(in.Domains, keep)
+	if identity(order, len(in.Domains)) {
+		act = in.Domains[:len(in.Domains):len(in.Domains)]
+	} else {
+		act = make([]Domain, len(order))
+		for i, j := range order {
+			act[i] = in.Domains[j]
+		}
+	}
 	level := cfg.ProgressiveComplex.CurrentLevel
 	if level <= 1 {
 		if n, all := cfg.ProgressiveComplex.Level(level).DomainLimit(); !all && n < len(act) {
@@ -377,6 +431,86 @@ func filter(in Input) (act []Domain, impl bool, cut []Domain) {
 		}
 	}
 	return act, impl, cut
+}
+
+// identity reports whether order is 0, 1, ..., n-1.
+func identity(order []int, n int) bool {
+	if len(order) != n {
+		return false
+	}
+	for i, j := range order {
+		if i != j {
+			return false
+		}
+	}
+	return true
+}
+
+// byWeight returns the order in which sort.SliceStable, heaviest first,
+// would put the domains ds[keep[0]], ds[keep[1]], ...: as indexes into ds.
+// It returns keep itself when that is already the order (every domain of
+// equal weight, the common case); otherwise it sorts indexes, with the
+// comparisons and moves sort.SliceStable would make on the domains.
+func byWeight(ds []Domain, keep []int) []int {
+	sorted := true
+	for i, j := range keep {
+		if math.IsNaN(ds[j].Weight) || i > 0 && ds[j].Weight > ds[keep[i-1]].Weight {
+			// A NaN makes "in order" a matter of which pairs are
+			// compared: only the full sort knows.
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return keep
+	}
+	order := stableOrder(len(keep), func(a, b int) bool { return ds[keep[a]].Weight > ds[keep[b]].Weight })
+	for i, k := range order {
+		order[i] = keep[k]
+	}
+	return order
+}
+
+// stableOrder returns the permutation sort.SliceStable would apply to n
+// elements ordered by less: slices.SortStableFunc runs the same insertion
+// sort and SymMerge, asking only whether cmp < 0.
+func stableOrder(n int, less func(a, b int) bool) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	})
+	return idx
+}
+
+// permute rearranges xs in place so that it holds what was at xs[idx[0]],
+// xs[idx[1]], ..., following each cycle of the permutation with one
+// spare element; idx is used up.
+func permute[T any](xs []T, idx []int) {
+	for i := range idx {
+		if idx[i] < 0 || idx[i] == i {
+			continue
+		}
+		spare, j := xs[i], i
+		for {
+			k := idx[j]
+			idx[j] = -1
+			if k == i {
+				xs[j] = spare
+				break
+			}
+			xs[j] = xs[k]
+			j = k
+		}
+	}
 }
 
 // levelExcluded is the score-table row of each domain 3-G's level limit
@@ -525,10 +659,12 @@ func Staleness(curve string, weight, hours float64) float64 {
 	return weight * k * math.Log1p(hours/t)
 }
 
-func scoreDomain(in Input, c Domain, n int, sig signals) Option {
+// scoreDomain is one row of 3-A; hours is where its Hours points, and
+// holds c.Hours.
+func scoreDomain(in Input, c *Domain, n int, sig signals, gk goalKeywords, hours *float64) Option {
 	cfg := in.Config
 	sc := cfg.Scoring
-	o := Option{Domain: c.Name, Skill: c.PrimarySkill, Weight: c.Weight, Hours: ptr(c.Hours), Index: c.Index,
+	o := Option{Domain: c.Name, Skill: c.PrimarySkill, Weight: c.Weight, Hours: hours, Index: c.Index,
 		Confidence: in.confidence(c.Name), Executions: in.DomainExecutions[c.Name]}
 	o.ConfidenceTerm = o.Confidence * sc.ConfidenceWeight
 	if c.MinIntervalHours != nil && c.Hours < *c.MinIntervalHours {
@@ -575,13 +711,13 @@ func scoreDomain(in Input, c Domain, n int, sig signals) Option {
 	o.SelectedByAlert = alert > 0
 
 	if sc.BalanceEnabled && n > 0 {
-		share := float64(in.DomainExecutions[c.Name]) / math.Max(float64(in.TotalSkillExecutions), 1)
+		share := float64(o.Executions) / math.Max(float64(in.TotalSkillExecutions), 1)
 		o.Balance = math.Max(-sc.BalanceWeight*(share-1/float64(n)), -10)
 	}
 	if cfg.MissionSet() {
 		o.Mission = sc.MissionWeight * c.MissionAlignment
 	}
-	o.Goal = goalContribution(in, c.Name, c.GoalContribution) * sc.GoalWeight
+	o.Goal = goalContribution(in, gk, c.Name, c.GoalContribution) * sc.GoalWeight
 	o.Memo = in.Memo[c.Name]
 	o.RawScore = o.Staleness + o.Alert + o.Mission + o.Goal + o.ConfidenceTerm + o.Memo + o.Balance
 	o.Score = math.Max(o.RawScore, 0)
@@ -591,7 +727,7 @@ func scoreDomain(in Input, c Domain, n int, sig signals) Option {
 	return o
 }
 
-func scoreImplementation(in Input, sig signals) Option {
+func scoreImplementation(in Input, sig signals, gk goalKeywords) Option {
 	cfg := in.Config
 	sc := cfg.Scoring
 	f := sc.ImplementationFormula
@@ -617,7 +753,7 @@ func scoreImplementation(in Input, sig signals) Option {
 	if cfg.MissionSet() {
 		o.Mission = sc.MissionWeight * cfg.Implementation.Alignment()
 	}
-	o.Goal = goalContribution(in, ImplementationDomain, nil) * sc.GoalWeight
+	o.Goal = goalContribution(in, gk, ImplementationDomain, nil) * sc.GoalWeight
 	o.Memo = in.Memo[ImplementationDomain]
 	o.RawScore = o.Queue + o.Alert + o.Mission + o.Goal + o.ConfidenceTerm + o.Memo
 	o.Score = math.Max(o.RawScore, 0)
@@ -629,14 +765,28 @@ func scoreImplementation(in Input, sig signals) Option {
 
 // goalContribution is 3-C: 0.5 by default, 0.5·(1 − lowest progress) of the
 // related active goals, or the domain's configured override.
-func goalContribution(in Input, domain string, override *float64) float64 {
+func goalContribution(in Input, gk goalKeywords, domain string, override *float64) float64 {
 	if override != nil {
 		return *override
 	}
 	lowest, found := 0.0, false
-	for _, g := range in.Goals {
-		if g.Status != "active" || g.Quarantined || !relates(g, domain) {
+	var key string // the domain as the keyword fallback reads it, once
+	for i, g := range in.Goals {
+		if g.Status != "active" || g.Quarantined {
 			continue
+		}
+		if g.Domain != domain && !contains(g.RelatedDomains, domain) {
+			// GoalRelates's keyword fallback, on texts normalised once.
+			if len(g.RelatedDomains) > 0 || g.Domain != "" || domain == "" {
+				continue
+			}
+			if key == "" {
+				key = keyword(domain)
+			}
+			kw := gk[i]
+			if !(kw.title != "" && strings.Contains(kw.title, key) || kw.id != "" && strings.Contains(kw.id, key)) {
+				continue
+			}
 		}
 		if !found || g.Progress < lowest {
 			lowest, found = g.Progress, true
@@ -648,8 +798,25 @@ func goalContribution(in Input, domain string, override *float64) float64 {
 	return 0.5 * (1 - math.Min(math.Max(lowest, 0), 1))
 }
 
-func relates(g Goal, domain string) bool {
-	return GoalRelates(domain, g.Domain, g.RelatedDomains, g.Title, g.ID)
+// goalKeywords holds, per goal, its title and id as the keyword fallback
+// of GoalRelates reads them ("" for an empty text, which matches nothing):
+// normalised once per decision instead of once per goal and domain.
+type goalKeywords []struct{ title, id string }
+
+func newGoalKeywords(goals []Goal) goalKeywords {
+	gk := make(goalKeywords, len(goals))
+	for i, g := range goals {
+		if len(g.RelatedDomains) > 0 || g.Domain != "" {
+			continue // never read: the fallback applies to goals naming no domain
+		}
+		if g.Title != "" {
+			gk[i].title = keyword(g.Title)
+		}
+		if g.ID != "" {
+			gk[i].id = keyword(g.ID)
+		}
+	}
+	return gk
 }
 
 // GoalRelates is 3-C's rule for whether a goal concerns a domain:
@@ -718,10 +885,17 @@ func goalsMetIdle(in Input, cands []Domain) bool {
 
 // rank sorts by score descending, then the seed's tie-break: fewer
 // executions, higher weight, earlier in config.domains.
+//
+// The rows are large, so the order is found on indexes (with each score
+// rounded once) and the rows are then moved once.
 func rank(opts []Option) {
-	sort.SliceStable(opts, func(i, j int) bool {
-		a, b := opts[i], opts[j]
-		if ra, rb := round9(a.Score), round9(b.Score); ra != rb {
+	r := make([]float64, len(opts))
+	for i := range opts {
+		r[i] = round9(opts[i].Score)
+	}
+	idx := stableOrder(len(opts), func(i, j int) bool {
+		a, b := &opts[i], &opts[j]
+		if ra, rb := r[i], r[j]; ra != rb {
 			return ra > rb
 		}
 		if a.Executions != b.Executions {
@@ -732,6 +906,7 @@ func rank(opts []Option) {
 		}
 		return a.Index < b.Index
 	})
+	permute(opts, idx)
 }
 
 func round9(v float64) float64 { return math.Round(v*1e9) / 1e9 }

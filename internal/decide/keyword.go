@@ -10,7 +10,11 @@ func containsWord(text, domain string) bool {
 	if text == "" || domain == "" {
 		return false
 	}
-	return strings.Contains(normalizer.Replace(strings.ToLower(text)), normalizer.Replace(strings.ToLower(domain)))
+	return strings.Contains(keyword(text), keyword(domain))
 }
+
+// keyword is a text as the keyword fallback compares it: lower case, with
+// underscores and hyphens as spaces.
+func keyword(s string) string { return normalizer.Replace(strings.ToLower(s)) }
 
 var normalizer = strings.NewReplacer("_", " ", "-", " ")

@@ -145,9 +145,11 @@ func Observe(in Input) *Observation {
 		lenses[i].found, lenses[i].err = in.Store.LensState(dc.Name)
 	})
 	for i, at := range observed {
-		dc := cfg.Domains[at]
+		// The configured domain is copied once, into the observation.
 		d := &o.Domains[i]
-		d.Config, d.Weight = dc, dc.Weight
+		d.Config = cfg.Domains[at]
+		dc := &d.Config
+		d.Weight = dc.Weight
 		if w, ok := mode.WeightOverrides[dc.Name]; seasonOn && ok {
 			d.Weight = w
 		}
@@ -161,7 +163,7 @@ func Observe(in Input) *Observation {
 		}
 		recorded := false
 		if rec, ok := in.Snap.State.DomainLastRun[dc.Name]; ok {
-			if t, ok := state.ParseTime(rec); ok && t.After(last) {
+			if t, ok := parseTime(rec); ok && t.After(last) {
 				last, recorded = t, true
 			}
 		}
@@ -171,7 +173,7 @@ func Observe(in Input) *Observation {
 			d.Hours = math.Max(0, now.Sub(last).Hours())
 		}
 		if err != nil {
-			o.Warnings = append(o.Warnings, unreadableWarning(dc, err, *d, recorded, last, cfg.Scoring.HoursIfNeverRun))
+			o.Warnings = append(o.Warnings, unreadableWarning(*dc, err, *d, recorded, last, cfg.Scoring.HoursIfNeverRun))
 		}
 		for _, a := range ds.Alerts {
 			if a.Severity == "critical" {
@@ -202,7 +204,7 @@ func Observe(in Input) *Observation {
 		if r := a.Rice(); r > o.Impl.HighestRice {
 			o.Impl.HighestRice = r
 		}
-		if t, ok := state.ParseTime(a.ExtractedAt); ok {
+		if t, ok := parseTime(a.ExtractedAt); ok {
 			if h := now.Sub(t).Hours(); h > o.Impl.OldestPendingHours {
 				o.Impl.OldestPendingHours = h
 			}
@@ -227,6 +229,15 @@ func Observe(in Input) *Observation {
 		o.Warnings = append(o.Warnings, "[Observe] "+e.Error())
 	}
 	return o
+}
+
+// parseTime is state.ParseTime, which tries each of its layouts before it
+// gives up on an empty string; no layout parses one.
+func parseTime(s string) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, false
+	}
+	return state.ParseTime(s)
 }
 
 // unreadableWarning says what an unreadable domain state file costs: the

@@ -15,7 +15,7 @@ import (
 )
 
 // writeAt writes content at root/rel, making its directories.
-func writeAt(t *testing.T, root, rel, content string) {
+func writeAt(t testing.TB, root, rel, content string) {
 	t.Helper()
 	p := filepath.Join(root, rel)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -27,7 +27,7 @@ func writeAt(t *testing.T, root, rel, content string) {
 }
 
 // linkAt makes root/rel a symlink to target.
-func linkAt(t *testing.T, root, rel, target string) {
+func linkAt(t testing.TB, root, rel, target string) {
 	t.Helper()
 	p := filepath.Join(root, rel)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -54,26 +54,34 @@ const SummaryMax = 500
 // summary of 2-E.
 func Orient(in Input) Orientation {
 	cfg := in.Config
-	o := Orientation{Confidence: map[string]float64{}, Memo: map[string]float64{}}
+	// The confidence map is sized for every domain at once, and the
+	// configured names are collected only when a memo needs them: at a
+	// thousand domains, growing maps was most of Orient's time.
+	o := Orientation{Confidence: make(map[string]float64, max(len(in.Confidence.Scores), len(in.Domains)+1)), Memo: map[string]float64{}}
 	for d, v := range in.Confidence.Scores {
 		o.Confidence[d] = clamp(v, cfg.Confidence.Min, cfg.Confidence.Max)
 	}
-	names := append([]string(nil), in.Domains...)
-	if cfg.Implementation.Enabled {
-		names = append(names, "implementation")
-	}
-	for _, d := range names {
+	initial := func(d string) {
 		if _, ok := o.Confidence[d]; !ok {
 			o.Confidence[d] = cfg.Confidence.Initial
 			o.NewConfidence = append(o.NewConfidence, d)
 		}
 	}
-	known := map[string]bool{}
-	for _, d := range cfg.Domains {
-		known[d.Name] = true
+	for _, d := range in.Domains {
+		initial(d)
 	}
 	if cfg.Implementation.Enabled {
-		known["implementation"] = true
+		initial("implementation")
+	}
+	var known map[string]bool
+	if len(in.Memos.ScoreAdjustments) > 0 || len(in.Memos.Interventions) > 0 {
+		known = make(map[string]bool, len(cfg.Domains)+1)
+		for i := range cfg.Domains {
+			known[cfg.Domains[i].Name] = true
+		}
+		if cfg.Implementation.Enabled {
+			known["implementation"] = true
+		}
 	}
 	keys := make([]string, 0, len(in.Memos.ScoreAdjustments))
 	for k := range in.Memos.ScoreAdjustments {

@@ -3,6 +3,7 @@ package orient
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -115,9 +116,11 @@ func DomainOfBranch(cfg *config.Config, branch string) string {
 // the open-draft count. It is pure: the forge calls happened in Observe.
 func FromOutcomes(in OutcomeInput) OutcomeResult {
 	cfg := in.Config
-	out := OutcomeResult{Confidence: map[string]float64{}, StaleAfterChange: map[string]bool{}, Queue: in.Queue}
-	for d, v := range in.Confidence {
-		out.Confidence[d] = v
+	// Cloned whole: filled a key at a time, the map rehashes every domain
+	// several times over as it grows, at a thousand of them.
+	out := OutcomeResult{Confidence: maps.Clone(in.Confidence), StaleAfterChange: map[string]bool{}, Queue: in.Queue}
+	if out.Confidence == nil {
+		out.Confidence = map[string]float64{}
 	}
 	counted := map[int]bool{}
 	for _, n := range in.Counted {

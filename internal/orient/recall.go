@@ -24,7 +24,7 @@ func RecallReflections(rs []state.Reflection, candidates []string, n int) Recall
 		return out
 	}
 	seen := map[string]bool{}
-	cand := map[string]bool{}
+	cand := make(map[string]bool, len(candidates))
 	for _, c := range candidates {
 		cand[c] = true
 	}
