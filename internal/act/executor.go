@@ -136,6 +136,7 @@ func (r *Registry) Resolve(cfg *config.Config, skill string) (Executor, error) {
 			return b, nil
 		}
 		t, _ := spec.TimeoutDuration()
+		r.prepare()
 		return &Command{Argv: spec.Command, Timeout: t, Env: spec.Env, Policy: spec.EnvPolicy, Runner: r.Runner, Source: "skills." + n}, nil
 	}
 	if b, ok := r.Builtins[key]; ok && !isWiredOnly(b) {
@@ -150,9 +151,22 @@ func (r *Registry) Resolve(cfg *config.Config, skill string) (Executor, error) {
 		if cfg.Agent.Timeout != "" {
 			t, _ = time.ParseDuration(cfg.Agent.Timeout)
 		}
+		r.prepare()
 		return &Command{Argv: argv, Timeout: t, Env: cfg.Agent.Env, Policy: cfg.Agent.EnvPolicy, Runner: r.Runner, Agent: true, Source: "agent"}, nil
 	}
 	return nil, &ErrNoExecutor{Skill: skill}
+}
+
+// prepare lets the real runner get ready for the process a resolved
+// command is about to start (proc.Prepare): a skill is resolved before the
+// cycle writes its run directory and lens snapshot, and the runner's
+// one-time set-up then overlaps with those writes instead of following
+// them. Containment is not changed: the run still does every step itself,
+// and finds them done.
+func (r *Registry) prepare() {
+	if _, ok := r.Runner.(proc.Exec); ok {
+		proc.Prepare()
+	}
 }
 
 // Command runs a skill as an external process: argv (never a shell string),

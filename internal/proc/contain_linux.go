@@ -665,3 +665,7 @@ func (g *cgroup) remove() {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// prepareContainment does the once-per-process part of containing a run:
+// finding where run cgroups go (Prepare).
+func prepareContainment() { _, _ = cgroupBase() }

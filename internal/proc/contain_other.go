@@ -38,3 +38,6 @@ func (c *containment) alive() bool { return groupAlive(c.pgid) }
 
 // finish finds no survivors: what left the group is out of sight.
 func (c *containment) finish(stopped bool, grace time.Duration) []int { return nil }
+
+// prepareContainment has nothing to prepare without cgroups.
+func prepareContainment() {}
