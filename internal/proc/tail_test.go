@@ -93,3 +93,40 @@ func TestTailBufferConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// The buffer holds what was written, growing with it, and becomes a ring
+// only once full: the same tail as a ring of the full size from the start,
+// through every phase (growing, filling exactly, wrapping, one write
+// larger than it), and memory that follows the output, never beyond the
+// size kept.
+func TestTailBufferGrowsWithOutput(t *testing.T) {
+	t.Parallel()
+	const size = 10000
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 20 {
+		tb := NewTailBuffer(size)
+		tb.Write([]byte("hello\n"))
+		if c := cap(tb.buf); c > 4096 {
+			t.Fatalf("6 bytes written hold %d bytes of memory", c)
+		}
+		all := []byte("hello\n")
+		for i := 0; i < 400; i++ {
+			n := rng.IntN(200)
+			if i == 300+round {
+				n = size + rng.IntN(3)
+			}
+			p := make([]byte, n)
+			for j := range p {
+				p[j] = byte('a' + rng.IntN(26))
+			}
+			all = append(all, p...)
+			tb.Write(p)
+			if want := all[max(0, len(all)-size):]; !bytes.Equal(tb.Bytes(), want) {
+				t.Fatalf("round %d, write %d (%d bytes in all): tail differs", round, i, len(all))
+			}
+			if cap(tb.buf) > size {
+				t.Fatalf("round %d: %d bytes of memory for a tail of %d", round, cap(tb.buf), size)
+			}
+		}
+	}
+}
