@@ -88,7 +88,7 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 	var card *present.Card
 	if !o.dryRun && res.Status == engine.StatusCompleted && opts.Config != nil {
 		w := g.human()
-		card = cycleCard(g, w, g.style(w), opts.Config, res.Cycle)
+		card = cycleCard(g, w, g.style(w), opts.Config, res.Cycle, recordedOf(res))
 	}
 	if g.json {
 		doc := cycleJSON(res, nil)
@@ -107,13 +107,14 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 // from the state as the cycle wrote it (the card `ooda status --share`
 // shows later), printed on the human writer unless output.cycle_card is
 // false; nil when the state does not hold the cycle (a record that could
-// not be read back).
-func cycleCard(g *globals, w io.Writer, style present.Style, cfg *config.Config, cycle int) *present.Card {
+// not be read back). rec holds the values the cycle wrote, which the card
+// takes instead of reading their files again (present.Recorded).
+func cycleCard(g *globals, w io.Writer, style present.Style, cfg *config.Config, cycle int, rec present.Recorded) *present.Card {
 	st, err := g.store(cfg)
 	if err != nil {
 		return nil
 	}
-	v := present.BuildCard(cfg, st)
+	v := present.BuildCardFrom(cfg, st, rec)
 	for _, p := range v.Corrupt {
 		fmt.Fprintf(g.stderr, "[WARN] corrupt state file: %s\n", safetext.Text(p))
 	}
@@ -254,4 +255,12 @@ func scoreDocOf(o decide.Option) scoreDoc {
 		s.Reasons = []string{}
 	}
 	return s
+}
+
+// recordedOf is what the cycle of res wrote, for its card.
+func recordedOf(res engine.Result) present.Recorded {
+	if r := res.Recorded; r != nil {
+		return present.Recorded{Entry: r.Entry, Confidence: r.Confidence, Memos: r.Memos, CostLedger: r.CostLedger}
+	}
+	return present.Recorded{}
 }

@@ -13,11 +13,12 @@ import (
 // The --json document of `ooda cycle` holds a score per domain: with a
 // thousand domains, encoding/json's reflection over them, then its second
 // pass to indent them, is most of what printing costs. The score table is
-// written here instead, straight in its indented form, and spliced into
-// the rest of the document, which encoding/json writes as before; the
-// bytes are printJSON's. A score whose text this writer cannot be sure
-// to write as encoding/json does (a string with a byte to escape, a
-// number that is not finite) leaves the whole document to printJSON.
+// written here instead, straight in its indented form, and so is the rest
+// of the document (cyclejson_direct.go); the bytes are printJSON's. A
+// value this writer cannot be sure to write as encoding/json does (a
+// string with a byte to escape, a number that is not finite) leaves the
+// rest of the document to encoding/json, with the score table spliced in
+// when the table holds no such value, else the whole document.
 
 // printCycleJSON is printJSON(doc), the same bytes.
 func (g *globals) printCycleJSON(doc cycleDoc) error {
@@ -29,8 +30,19 @@ func (g *globals) printCycleJSON(doc cycleDoc) error {
 	return err
 }
 
-// encodeCycleDoc is doc as printJSON encodes it, before the redaction.
+// encodeCycleDoc is doc as printJSON encodes it, before the redaction:
+// written directly (appendCycleDoc) when every value is one it writes as
+// encoding/json does, else by encodeCycleDocSpliced.
 func encodeCycleDoc(doc cycleDoc) ([]byte, error) {
+	if b, ok := appendCycleDoc(make([]byte, 0, 2048+640*len(doc.Scores)), doc); ok {
+		return b, nil
+	}
+	return encodeCycleDocSpliced(doc)
+}
+
+// encodeCycleDocSpliced is encodeCycleDoc through encoding/json, with the
+// score table written directly when it can be.
+func encodeCycleDocSpliced(doc cycleDoc) ([]byte, error) {
 	if len(doc.Scores) == 0 {
 		return encodeIndented(doc)
 	}
@@ -180,6 +192,12 @@ func appendScore(b []byte, s scoreDoc) ([]byte, bool) {
 func appendJSONFloat(b []byte, v float64) ([]byte, bool) {
 	if math.IsInf(v, 0) || math.IsNaN(v) {
 		return b, false
+	}
+	// A whole number (most of a score table: weights, hours, zeros) is
+	// its integer's digits, as strconv's shortest form writes it; -0 is
+	// not (encoding/json writes "-0").
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 && (v != 0 || !math.Signbit(v)) {
+		return strconv.AppendInt(b, int64(v), 10), true
 	}
 	format := byte('f')
 	if abs := math.Abs(v); abs != 0 && (abs < 1e-6 || abs >= 1e21) {

@@ -176,7 +176,7 @@ func runRun(cmd *cobra.Command, g *globals, o runOptions) error {
 	// the style of the human output (not of the progress line over it).
 	style := g.style(g.human())
 	opts.Card = func(cfg *config.Config, res engine.Result) {
-		if cycleCard(g, out, style, cfg, res.Cycle) != nil && cfg.Output.CycleCard {
+		if cycleCard(g, out, style, cfg, res.Cycle, recordedOf(res)) != nil && cfg.Output.CycleCard {
 			fmt.Fprintln(out)
 		}
 	}

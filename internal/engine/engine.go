@@ -156,6 +156,21 @@ type Result struct {
 	// measurements (2-C, and 5-D's re-measure); nil when the cycle ended
 	// before it loaded the state (HALT, the lock, a configuration error).
 	Goals []GoalResult
+	// Recorded holds what Step 6 wrote to state.json, confidence.json,
+	// memos.json and cost_ledger.json, as written, for the Cycle Card
+	// (present.Recorded); nil unless state.json and every file of the
+	// record were written.
+	Recorded *Recorded
+}
+
+// Recorded is what a completed cycle wrote to the files its Cycle Card
+// reads.
+type Recorded struct {
+	// Entry is the decision-log entry appended to state.json.
+	Entry      *state.DecisionEntry
+	Confidence *state.Confidence
+	Memos      *state.Memos
+	CostLedger *state.CostLedger
 }
 
 // GoalResult is one goal across a cycle: what a session's ledger and

@@ -346,6 +346,9 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		return *c.res, fmt.Errorf("step 6: %s: %w", state.StateFile, err)
 	}
 	perfstat.Mark("state.json written")
+	if len(failed) == 0 && len(st.DecisionLog) > 0 {
+		c.res.Recorded = &Recorded{Entry: &st.DecisionLog[len(st.DecisionLog)-1], Confidence: &conf, Memos: &memos, CostLedger: &ledger}
+	}
 	c.printf("[Record] Cycle #%d recorded: %s (%s, quality %.3f).", f.Cycle, orDash(f.Domain), resultType, quality)
 	if _, err := c.store.PruneRuns(f.Cycle); err != nil {
 		c.printf("[WARN] old run files not pruned: %v", err)

@@ -20,8 +20,11 @@ import (
 // re-aimed, and what it cost, in a dozen lines a person can screenshot or
 // paste. It is built from the state as the cycle wrote it (the newest
 // decision-log entry, the cost ledger, the lens changelogs, memos.json and
-// the CHANGELOG entry), never from the engine's memory, so the card printed
-// at the end of a cycle and `ooda status --share` later are the same card.
+// the CHANGELOG entry), so the card printed at the end of a cycle and
+// `ooda status --share` later are the same card. The card at the end of a
+// cycle may take the values the cycle has just written to some of those
+// files instead of reading them back (Recorded), only where reading them
+// back could not give a different card.
 
 // Card is the Cycle Card as data: the `card` object of `ooda cycle
 // --json` and the document of `ooda status --share --json`. A pointer is
@@ -135,6 +138,14 @@ const NoCardYet = "No cycle to card yet. Run `ooda cycle` first."
 // only reads (no lock, no writes, no quarantine): a missing file is its
 // default and a corrupt one is named in Corrupt.
 func BuildCard(cfg *config.Config, st *state.Store) CardView {
+	return BuildCardFrom(cfg, st, Recorded{})
+}
+
+// BuildCardFrom is BuildCard, taking from rec the values of the files a
+// cycle has just written instead of reading them again (see Recorded);
+// the files rec does not hold, or holds values of that the card cannot be
+// sure it would read back the same, are read.
+func BuildCardFrom(cfg *config.Config, st *state.Store, rec Recorded) CardView {
 	var v CardView
 	// A lens changelog per domain: one open of the root for all.
 	defer st.HoldRoot()()
@@ -142,9 +153,28 @@ func BuildCard(cfg *config.Config, st *state.Store) CardView {
 	// files below are read.
 	lensLogs, waitLogs := readLensChangelogs(cfg, st)
 	defer waitLogs()
+	entry, conf, memos, ledger := rec.usable()
 	// The card shows these files (and the cost ledger, the lens
-	// changelogs and the CHANGELOG) and reads no other.
-	snap, lerr := st.LoadFiles(state.StateFile, state.ConfidenceFile, state.MemosFile, state.CostLedgerFile)
+	// changelogs and the CHANGELOG) and reads no other; in the order
+	// LoadFiles reads them, which is the order their corruption is named.
+	names := make([]string, 0, 4)
+	if entry == nil {
+		names = append(names, state.StateFile)
+	}
+	if conf == nil {
+		names = append(names, state.ConfidenceFile)
+	}
+	if memos == nil {
+		names = append(names, state.MemosFile)
+	}
+	if ledger == nil {
+		names = append(names, state.CostLedgerFile)
+	}
+	var snap *state.Snapshot
+	var lerr error
+	if len(names) > 0 {
+		snap, lerr = st.LoadFiles(names...)
+	}
 	if snap == nil {
 		snap = &state.Snapshot{Confidence: state.NewConfidence()}
 	}
@@ -158,11 +188,25 @@ func BuildCard(cfg *config.Config, st *state.Store) CardView {
 	case lerr != nil:
 		v.Corrupt = append(v.Corrupt, st.EvolveDir+" ("+lerr.Error()+")")
 	}
-	log := snap.State.DecisionLog
-	if len(log) == 0 {
-		return v
+	if conf != nil {
+		snap.Confidence = *conf
 	}
-	e := log[len(log)-1]
+	if memos != nil {
+		snap.Memos = *memos
+	}
+	if ledger != nil {
+		snap.CostLedger = ledger
+	}
+	var e state.DecisionEntry
+	if entry != nil {
+		e = *entry
+	} else {
+		log := snap.State.DecisionLog
+		if len(log) == 0 {
+			return v
+		}
+		e = log[len(log)-1]
+	}
 	c := &Card{Project: cfg.Project.Name, Cycle: e.Cycle, Level: cfg.ProgressiveComplex.CurrentLevel, Learn: []CardLearn{}}
 	if strings.TrimSpace(c.Project) == "" {
 		c.Project = filepath.Base(st.Root)

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -55,7 +56,44 @@ func cardOf(t *testing.T, dir string) CardView {
 	}
 	st := state.New(dir)
 	st.MaxRead = cfg.Safety.MaxReadBytes()
-	return BuildCard(cfg, st)
+	v := BuildCard(cfg, st)
+	// Every card of these tests is also built from the values a cycle
+	// would hand over (those of the files that decode), and must be the
+	// same card with the same corrupt files.
+	if rv := BuildCardFrom(cfg, st, recordedOf(t, st)); !reflect.DeepEqual(rv, v) {
+		t.Errorf("card from the recorded values:\n%+v\n%q\nfrom the files:\n%+v\n%q", rv.Card, rv.Corrupt, v.Card, v.Corrupt)
+	}
+	return v
+}
+
+// recordedOf is what a cycle that wrote the project's state files would
+// hand the card: the value of each that decodes, as decoded.
+func recordedOf(t *testing.T, st *state.Store) Recorded {
+	t.Helper()
+	var rec Recorded
+	snap, lerr := st.LoadFiles(state.StateFile, state.ConfidenceFile, state.MemosFile, state.CostLedgerFile)
+	if snap == nil {
+		return rec
+	}
+	// A missing ledger is one a cycle would have written; the card of a
+	// project without one is the files' only.
+	if lerr == nil && snap.CostLedger != nil {
+		rec.CostLedger = snap.CostLedger
+	}
+	bad := map[string]bool{}
+	for _, c := range snap.Corrupt {
+		bad[c.File] = true
+	}
+	if log := snap.State.DecisionLog; !bad[state.StateFile] && len(log) > 0 {
+		rec.Entry = &log[len(log)-1]
+	}
+	if !bad[state.ConfidenceFile] {
+		rec.Confidence = &snap.Confidence
+	}
+	if !bad[state.MemosFile] {
+		rec.Memos = &snap.Memos
+	}
+	return rec
 }
 
 // copyDir copies the fixture, so that nothing can change it.
