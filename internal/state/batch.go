@@ -298,12 +298,41 @@ func openSame(r *os.Root, name string, data []byte, perm os.FileMode) *os.File {
 		f.Close()
 		return nil
 	}
-	b, err := io.ReadAll(io.LimitReader(f, int64(len(data))+1))
-	if err != nil || !bytes.Equal(b, data) {
+	if !readsAs(f, data) {
 		f.Close()
 		return nil
 	}
 	return f
+}
+
+// sameChunk is how much of a file readsAs reads at a time.
+const sameChunk = 16 << 10
+
+// readsAs says whether what is left to read of f is exactly data. It
+// reads a piece at a time and stops at the first piece that differs: a
+// rewritten file usually differs near its start (a count, the newest
+// entry), and a file at its cap keeps its size, so reading it whole
+// before comparing cost a read and a growing buffer of every such file.
+// At most len(data)+1 bytes are read; a read error is a difference.
+func readsAs(f io.Reader, data []byte) bool {
+	buf := make([]byte, min(len(data)+1, sameChunk))
+	off := 0
+	for {
+		// Up to one byte past data: a longer file differs.
+		want := min(len(buf), len(data)-off+1)
+		n, err := io.ReadFull(f, buf[:want])
+		if off+n > len(data) || !bytes.Equal(buf[:n], data[off:off+n]) {
+			return false
+		}
+		off += n
+		switch err {
+		case nil:
+		case io.EOF, io.ErrUnexpectedEOF:
+			return off == len(data)
+		default:
+			return false
+		}
+	}
 }
 
 // sameShape reports whether fi is a regular file of size bytes with perm,

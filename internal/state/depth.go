@@ -88,8 +88,15 @@ const maxIndentDepth = 8
 // leading spaces per value, so a deeply nested or very long preserved
 // value would otherwise grow without bound (depth² for nested arrays).
 func indentBounded(src []byte) []byte {
+	out, _ := indentCounting(src)
+	return out
+}
+
+// indentCounting is indentBounded, also saying how many blanks between
+// tokens it found in src (and left out): none when src was compact.
+func indentCounting(src []byte) (out []byte, blanks int) {
 	budget := len(src) + 64<<10
-	out := make([]byte, 0, len(src)+len(src)/2+64)
+	out = make([]byte, 0, len(src)+len(src)/2+64)
 	depth := 0
 	flat := false
 	needIndent := false
@@ -114,6 +121,7 @@ func indentBounded(src []byte) []byte {
 		c := src[i]
 		switch c {
 		case ' ', '\t', '\n', '\r':
+			blanks++
 			continue
 		}
 		if needIndent && c != ']' && c != '}' {
@@ -160,7 +168,7 @@ func indentBounded(src []byte) []byte {
 			out = append(out, c)
 		}
 	}
-	return out
+	return out, blanks
 }
 
 // indentSpaces is the indentation of a few levels, appended in one go.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // The encoders below write exactly what encoding/json writes (with HTML
@@ -49,13 +50,25 @@ func encodeDocument(v any) ([]byte, bool) {
 		return nil, false
 	}
 	// Usually compact already (the entries were compacted one by one):
-	// then it is indented as it is, without a compacted copy.
+	// then it is indented as it is, without a compacted copy. Indenting
+	// skips blanks, so whether it was compact is known once it is done;
+	// when it was not, the indentation's bound (a share of the input's
+	// size) is taken from the compacted copy, as it always was.
 	c := b[start:end]
-	if hasSpaceBetweenTokens(c) {
-		c = appendStripped(make([]byte, 0, len(c)), c)
+	if !compactCheckFirst {
+		if out, blanks := indentCounting(c); blanks == 0 {
+			return out, true
+		}
+	} else if !hasSpaceBetweenTokens(c) {
+		return indentBounded(c), true
 	}
-	return indentBounded(c), true
+	return indentBounded(appendStripped(make([]byte, 0, len(c)), c)), true
 }
+
+// compactCheckFirst, set by the tests, looks for blanks in a document
+// before indenting it (hasSpaceBetweenTokens): the order indentCounting
+// replaced, kept as its oracle.
+var compactCheckFirst bool
 
 // hasSpaceBetweenTokens says whether the valid JSON value b holds
 // whitespace outside its strings.
@@ -98,6 +111,11 @@ func appendStripped(dst, src []byte) []byte {
 			}
 		case ' ', '\t', '\n', '\r':
 			dst = append(dst, src[start:i]...)
+			// An indented file's blanks come in runs (a line end and
+			// the next line's indentation): the run goes at once.
+			for i+1 < len(src) && isBlank(src[i+1]) {
+				i++
+			}
 			start = i + 1
 		}
 	}
@@ -300,13 +318,22 @@ func (f *encField) appendValue(dst []byte, fv reflect.Value) ([]byte, bool) {
 			return append(dst, "null"...), true
 		}
 		dst = append(dst, '[')
+		readAt := readFieldIndex(fv.Type().Elem())
 		for i := 0; i < fv.Len(); i++ {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			b, err := fv.Index(i).Addr().Interface().(json.Marshaler).MarshalJSON()
+			el := fv.Index(i)
+			b, err := el.Addr().Interface().(json.Marshaler).MarshalJSON()
 			if err != nil {
 				return dst, false
+			}
+			if readAt >= 0 && !keptBytesOff && isKeptBytes(el.Field(readAt), b) {
+				// An entry unchanged since it was read is its bytes as
+				// read, which decoding them found to be one JSON value:
+				// only their blanks go, with no second check.
+				dst = appendStripped(dst, b)
+				continue
 			}
 			var ok bool
 			if dst, ok = appendCompactValid(dst, b); !ok {
@@ -321,6 +348,32 @@ func (f *encField) appendValue(dst []byte, fv reflect.Value) ([]byte, bool) {
 	}
 	return append(dst, b...), true
 }
+
+// keptBytesOff, set by the tests, checks the bytes of every entry as
+// those of a new one: the encoding isKeptBytes shortens, kept as its
+// oracle.
+var keptBytesOff bool
+
+// isKeptBytes says whether b, an entry's encoding, is the very bytes its
+// record read (the field read, a *readEntry) holds — the same memory,
+// not only the same text — with no blank at either end. A record is made
+// only once its bytes decoded (the decoders check the whole value, or
+// decode an element of a document the scanner checked), and nothing
+// changes them after (entryBytes). So such a b is one valid JSON value
+// with nothing around it, which appendCompactValid would only confirm.
+// Anything else (a changed entry's new encoding, equal text elsewhere)
+// is checked as before.
+func isKeptBytes(read reflect.Value, b []byte) bool {
+	if read.Kind() != reflect.Pointer || read.IsNil() || len(b) == 0 {
+		return false
+	}
+	r := (*readEntry)(read.UnsafePointer())
+	return len(r.raw) == len(b) && unsafe.SliceData(r.raw) == unsafe.SliceData(b) &&
+		!isBlank(b[0]) && !isBlank(b[len(b)-1])
+}
+
+// isBlank is JSON's insignificant whitespace.
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // plainString says whether encoding/json writes s as it is, between
 // quotes: printable ASCII without a quote or a backslash.
