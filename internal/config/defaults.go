@@ -78,13 +78,19 @@ func defaultLevels() map[string]Level {
 // applyDomainDefaults fills the per-domain keys the original project derives
 // from the domain's name and skill.
 func (c *Config) applyDomainDefaults() {
+	// Domains running one skill share its branch prefix: most of a
+	// thousand domains run the same few skills.
+	var skill, prefix string
 	for i := range c.Domains {
 		d := &c.Domains[i]
 		if d.StateFile == "" {
 			d.StateFile = "agent/state/" + d.Name + ".json"
 		}
 		if d.BranchPrefix == "" && d.PrimarySkill != "" {
-			d.BranchPrefix = "auto/" + SkillKey(d.PrimarySkill) + "/"
+			if prefix == "" || d.PrimarySkill != skill {
+				skill, prefix = d.PrimarySkill, "auto/"+SkillKey(d.PrimarySkill)+"/"
+			}
+			d.BranchPrefix = prefix
 		}
 		if d.Chain == nil {
 			d.Chain = []string{}

@@ -75,29 +75,27 @@ func depthReason(tokens []string, shown int) string {
 // deepOffset returns the offset of the first '{' or '[' that opens level
 // MaxDepth+1, or -1. It only tracks strings (where brackets are text) and
 // brackets, so on valid JSON it is exact; on invalid JSON pathAt decides.
+// Every process runs it over the whole file, so the other bytes are
+// passed over by a table (valueEnd's) and strings are skipped in place.
 func deepOffset(raw []byte) int {
 	depth := 0
-	inString, escaped := false, false
-	for i, c := range raw {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if !nesting[c] {
 			continue
 		}
 		switch c {
 		case '"':
-			inString = true
+			for i++; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
+				}
+			}
 		case '{', '[':
 			if depth++; depth > MaxDepth {
 				return i
 			}
-		case '}', ']':
+		default: // '}', ']'
 			depth--
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
+	"unsafe"
 )
 
 // Decoding config.domains in one pass. A configuration of a thousand
@@ -45,7 +47,7 @@ func unmarshalDomainsFast(b []byte) (out Domains, ok bool) {
 		if !decodeDomainFast(val, &d) {
 			return false
 		}
-		d.Name, d.Index = key, len(out)
+		d.Name, d.Index = strings.Clone(key), len(out)
 		out = append(out, d)
 		return true
 	})
@@ -196,17 +198,26 @@ func fastNumber(val []byte) (float64, bool) {
 }
 
 // fastString is a JSON string of printable ASCII without escapes, as it
-// reads; false for any other value.
+// reads (a copy); false for any other value.
 func fastString(val []byte) (string, bool) {
-	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
+	if !plainString(val) {
 		return "", false
+	}
+	return string(val[1 : len(val)-1]), true
+}
+
+// plainString reports whether the JSON string val (quotes included) is
+// printable ASCII without escapes: what fastString takes.
+func plainString(val []byte) bool {
+	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
+		return false
 	}
 	for _, c := range val[1 : len(val)-1] {
 		if c < 0x20 || c >= 0x80 || c == '\\' || c == '"' {
-			return "", false
+			return false
 		}
 	}
-	return string(val[1 : len(val)-1]), true
+	return true
 }
 
 // fastStrings is a JSON array of fastString strings ([] is an empty,
@@ -249,7 +260,9 @@ func fastStrings(val []byte) ([]string, bool) {
 // eachMember calls fn with each member of the object that starts at b[i]
 // (a valid JSON object): its key, unquoted, and its value as written. It
 // reports false when fn does, or when a key has an escape or a byte that
-// is not ASCII (its unquoting is left to encoding/json).
+// is not ASCII (its unquoting is left to encoding/json). The key is not a
+// copy: it reads b's own bytes, so that looking keys up costs no
+// allocation, and fn must copy it (strings.Clone) to keep it.
 func eachMember(b []byte, i int, fn func(key string, val []byte) bool) bool {
 	return eachMemberAt(b, i, func(key string, at, past int) bool { return fn(key, b[at:past]) })
 }
@@ -269,10 +282,10 @@ func eachMemberAt(b []byte, i int, fn func(key string, at, past int) bool) bool 
 		if !ok {
 			return false
 		}
-		key, ok := fastString(b[i:kend])
-		if !ok {
+		if !plainString(b[i:kend]) {
 			return false
 		}
+		key := unsafe.String(&b[i+1], kend-i-2)
 		i = skipWS(b, kend)
 		if i >= len(b) || b[i] != ':' {
 			return false
@@ -327,35 +340,37 @@ func eachElement(b []byte, fn func(val []byte) bool) bool {
 }
 
 // valueEnd returns the index just past the JSON value starting at b[i],
-// which is valid JSON: only the value's extent is found.
+// which is valid JSON: only the value's extent is found. Every member of
+// a configuration of a thousand domains is delimited by it several times
+// over (the key walk, the decoders), so the bytes that cannot change the
+// nesting are passed over by a table, and strings are skipped in place.
 func valueEnd(b []byte, i int) (int, bool) {
 	if i >= len(b) {
 		return 0, false
 	}
 	switch b[i] {
 	case '"':
-		for j := i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1, true
-			}
-		}
-		return 0, false
+		return stringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
-			switch b[j] {
+			c := b[j]
+			if !nesting[c] {
+				continue
+			}
+			switch c {
 			case '"':
-				end, ok := valueEnd(b, j)
-				if !ok {
+				for j++; j < len(b) && b[j] != '"'; j++ {
+					if b[j] == '\\' {
+						j++
+					}
+				}
+				if j >= len(b) {
 					return 0, false
 				}
-				j = end - 1
 			case '{', '[':
 				depth++
-			case '}', ']':
+			default: // '}', ']'
 				if depth--; depth == 0 {
 					return j + 1, true
 				}
@@ -372,6 +387,22 @@ func valueEnd(b []byte, i int) (int, bool) {
 		j++
 	}
 	return j, j > i
+}
+
+// nesting marks the bytes valueEnd looks at inside an object or array.
+var nesting = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
+
+// stringEnd is valueEnd of the string starting at b[i].
+func stringEnd(b []byte, i int) (int, bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return 0, false
 }
 
 func skipWS(b []byte, i int) int {

@@ -85,40 +85,54 @@ func unknownKeyIssues(inst any) []Issue {
 	return issues
 }
 
+//go:generate go run ./internal/genkeys
+
+// keyNode is one node of the schema's key tree, keyTree (keytree_gen.go,
+// generated from schema.json): what unknownKeyIssuesRaw needs of a schema
+// object, every "$ref" followed, so that finding the unknown keys of a
+// configuration known valid costs no decoding of the 47 KB schema. An
+// index is one of keyTree's, or -1 where the schema leads nowhere.
+type keyNode struct {
+	// props says the node has "properties": an object's other keys are
+	// then unknown, unless addl says what they are.
+	props bool
+	// keys are the names "properties" defines, sorted; next[i] is the
+	// node of keys[i], -1 when its schema is not an object.
+	keys []string
+	next []int16
+	// addl is the node of "additionalProperties", items that of "items".
+	addl, items int16
+}
+
 // unknownKeyIssuesRaw is unknownKeyIssues(decodeInstance(raw)) walking
 // raw itself, which must be a configuration found valid before (so JSON,
-// and with no key twice in an object: duplicateKeyIssues refuses that);
-// the issues come in another order, which keyWarnings' sort removes.
-// ok is false — and the document must be decoded — when a key is not
-// plain ASCII (an escape, or a byte decoding could change).
+// and with no key twice in an object: duplicateKeyIssues refuses that),
+// along the schema's key tree (keyTree); the issues come in another
+// order, which keyWarnings' sort removes. ok is false — and the document
+// must be decoded — when a key is not plain ASCII (an escape, or a byte
+// decoding could change).
 func unknownKeyIssuesRaw(raw []byte) (issues []Issue, ok bool) {
-	schemaDocOnce.Do(decodeSchema)
-	root, _ := schemaDoc.(map[string]any)
 	var loc []string
 	ok = true
-	var walk func(node map[string]any, b []byte)
-	walk = func(node map[string]any, b []byte) {
-		if len(b) == 0 || (b[0] != '{' && b[0] != '[') {
-			return // a scalar: no key in it
+	var walk func(n int16, b []byte)
+	walk = func(n int16, b []byte) {
+		if len(b) == 0 || (b[0] != '{' && b[0] != '[') || n < 0 {
+			return // a scalar, or a value the schema says nothing of
 		}
-		node = resolveRef(root, node)
-		if node == nil {
-			return
-		}
+		node := &keyTree[n]
 		switch b[0] {
 		case '{':
-			props, _ := node["properties"].(map[string]any)
-			addl, _ := node["additionalProperties"].(map[string]any)
 			if !eachMember(b, 0, func(k string, v []byte) bool {
 				loc = append(loc, k)
-				switch sub, known := props[k].(map[string]any); {
+				i, known := slices.BinarySearch(node.keys, k)
+				switch {
 				case IsDocKey(k):
-				case known:
-					walk(sub, v)
-				case addl != nil:
-					walk(addl, v)
-				case props != nil && len(loc) > 1:
-					issues = append(issues, Issue{Path: pointer(loc), Reason: unknownKeyReason(k, slices.Sorted(mapKeys(props)))})
+				case known && node.next[i] >= 0:
+					walk(node.next[i], v)
+				case node.addl >= 0:
+					walk(node.addl, v)
+				case node.props && len(loc) > 1:
+					issues = append(issues, Issue{Path: pointer(loc), Reason: unknownKeyReason(k, node.keys)})
 				}
 				loc = loc[:len(loc)-1]
 				return ok
@@ -126,14 +140,13 @@ func unknownKeyIssuesRaw(raw []byte) (issues []Issue, ok bool) {
 				ok = false
 			}
 		case '[':
-			items, _ := node["items"].(map[string]any)
-			if items == nil {
+			if node.items < 0 {
 				return
 			}
 			i := 0
 			if !eachElement(b, func(v []byte) bool {
 				loc = append(loc, strconv.Itoa(i))
-				walk(items, v)
+				walk(node.items, v)
 				loc = loc[:len(loc)-1]
 				i++
 				return ok
@@ -142,7 +155,7 @@ func unknownKeyIssuesRaw(raw []byte) (issues []Issue, ok bool) {
 			}
 		}
 	}
-	walk(root, raw[skipWS(raw, 0):])
+	walk(0, raw[skipWS(raw, 0):])
 	if !ok {
 		return nil, false
 	}

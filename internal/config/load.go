@@ -148,8 +148,8 @@ func parseProject(file string, raw []byte, root string, remembered bool) (*Confi
 			return nil, withWarnings(err, warnings)
 		}
 	}
-	c := Default()
-	if err := decodeConfig(integralNumbers(raw), c); err != nil {
+	c, err := decodeConfig(integralNumbers(raw))
+	if err != nil {
 		var de *domainError
 		if errors.As(err, &de) && !isTypeError(err) {
 			return nil, withWarnings(&Error{File: file, Path: "/domains/" + escapePointer(de.name), Reason: de.err.Error()}, warnings)
@@ -164,27 +164,41 @@ func parseProject(file string, raw []byte, root string, remembered bool) (*Confi
 	return c, nil
 }
 
-// decodeConfig is json.Unmarshal(b, c) for a document b known to be
-// valid JSON (syntaxCheck or a remembered verdict said so). The domains
+// decodeConfig is json.Unmarshal(b, Default()) for a document b known to
+// be valid JSON (syntaxCheck or a remembered verdict said so). The common
+// shape is decoded by hand (decodeConfigFast). Otherwise the domains
 // object, most of a large configuration, is decoded by the one-pass
 // decoder alone (unmarshalDomainsFast) and the rest by encoding/json
 // with an empty object in its place, which spares encoding/json's two
 // scans of the domains; whenever the one pass cannot take the domains,
 // or the document has a key encoding/json could also match to them,
 // encoding/json decodes all of it.
-func decodeConfig(b []byte, c *Config) error {
+func decodeConfig(b []byte) (*Config, error) {
+	if c, ok := decodeConfigFast(b); ok {
+		return c, nil
+	}
+	return decodeConfigSplit(b)
+}
+
+// decodeConfigSplit is decodeConfig without the hand-written decoder of
+// the whole document: the domains decoded apart when they can be.
+func decodeConfigSplit(b []byte) (*Config, error) {
+	c := Default()
 	if start, end, ok := domainsSpan(b); ok {
 		if ds, ok := unmarshalDomainsFast(b[start:end]); ok {
 			rest := make([]byte, 0, len(b)-(end-start)+2)
 			rest = append(append(append(rest, b[:start]...), "{}"...), b[end:]...)
 			if err := json.Unmarshal(rest, c); err != nil {
-				return err
+				return nil, err
 			}
 			c.Domains = ds
-			return nil
+			return c, nil
 		}
 	}
-	return json.Unmarshal(b, c)
+	if err := json.Unmarshal(b, c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // domainsSpan returns where the value of the top-level "domains" key of
@@ -408,11 +422,12 @@ func (c *Config) pathIssues(file, root string) []Issue {
 	var issues []Issue
 	fsys := newLookupsFor(len(c.Domains))
 	configReal := fsys.realPath(file)
-	// owner maps a resolved path to the field that names it (its JSON
-	// pointer's tokens, the last empty for a field of two), so that a
+	// The resolved state files (by domain) and active context, so that a
 	// HALT file which is also another configured file is caught: `ooda
-	// resume` would delete that file, and while it exists every cycle halts.
-	owner := make(map[string][3]string, len(c.Domains)+1)
+	// resume` would delete that file, and while it exists every cycle
+	// halts. A slice, not a map: a thousand domains are looked up once.
+	stateReals := make([]string, len(c.Domains))
+	contextReal := ""
 	check := func(p string, u pathUse, tokens ...string) string {
 		r, err := fsys.resolveIn(root, p)
 		if err == nil {
@@ -426,18 +441,14 @@ func (c *Config) pathIssues(file, root string) []Issue {
 		}
 		return r.real
 	}
-	for _, d := range c.Domains {
+	for i, d := range c.Domains {
 		if ValidDomainName(d.Name) != nil {
 			continue // reported by name; its default state file means nothing
 		}
-		if real := check(d.StateFile, useState, "domains", d.Name, "state_file"); real != "" {
-			owner[real] = [3]string{"domains", d.Name, "state_file"}
-		}
+		stateReals[i] = check(d.StateFile, useState, "domains", d.Name, "state_file")
 	}
 	if p := c.ActiveContext.Path; p != nil && *p != "" {
-		if real := check(*p, useContext, "active_context", "path"); real != "" {
-			owner[real] = [3]string{"active_context", "path"}
-		}
+		contextReal = check(*p, useContext, "active_context", "path")
 	}
 	for _, name := range c.SkillNames() {
 		for i, f := range contractOutputs(c.Skills[name].Contract) {
@@ -445,13 +456,22 @@ func (c *Config) pathIssues(file, root string) []Issue {
 		}
 	}
 	if real := check(c.Safety.HaltFile, useHalt, "safety", "halt_file"); real != "" {
-		if other, ok := owner[real]; ok {
-			tokens := other[:]
-			if tokens[2] == "" {
-				tokens = tokens[:2]
+		// The field named is the last one resolving there: the active
+		// context, else the last such domain.
+		var other []string
+		if contextReal == real {
+			other = []string{"active_context", "path"}
+		} else {
+			for i := len(stateReals) - 1; i >= 0; i-- {
+				if stateReals[i] == real {
+					other = []string{"domains", c.Domains[i].Name, "state_file"}
+					break
+				}
 			}
+		}
+		if other != nil {
 			issues = append(issues, Issue{Path: pointer([]string{"safety", "halt_file"}),
-				Reason: fmt.Sprintf("%q is also %s: the HALT file must be a file of its own (`ooda resume` deletes it, and while it exists no cycle runs)", c.Safety.HaltFile, pointer(tokens))})
+				Reason: fmt.Sprintf("%q is also %s: the HALT file must be a file of its own (`ooda resume` deletes it, and while it exists no cycle runs)", c.Safety.HaltFile, pointer(other))})
 		}
 	}
 	return issues

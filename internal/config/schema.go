@@ -55,8 +55,10 @@ var (
 func Schema() []byte { return bytes.Clone(schemaJSON) }
 
 // decodeSchema decodes the embedded schema once per process, for the
-// checks that read it without the compiled validator (the unknown keys
-// warned about even when a cached verdict spares the validation).
+// validation and the checks that accompany it (errorMessage texts, the
+// keys of a decoded document). A configuration whose verdict is
+// remembered needs none of it: its unknown keys are found along the key
+// tree generated from the schema (keytree_gen.go).
 func decodeSchema() {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
 	if err != nil {
