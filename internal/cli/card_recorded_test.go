@@ -42,9 +42,19 @@ func TestCycleCardFromRecordedIsTheFilesCard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := engine.RunCycle(context.Background(), engine.Options{Project: dir, ConfigPath: cfgPath, Config: cfg, Clock: clock.NewFixed(now), Registry: skills.Registry(), Out: io.Discard})
+			// The lens changelogs read ahead, as `ooda cycle` reads them
+			// for many domains.
+			var lens *present.LensPrefetch
+			after := func() { lens = present.PrefetchLensChangelogs(cfg, state.ForConfig(dir, cfg)) }
+			res, err := engine.RunCycle(context.Background(), engine.Options{Project: dir, ConfigPath: cfgPath, Config: cfg, Clock: clock.NewFixed(now), Registry: skills.Registry(), Out: io.Discard, AfterAct: after})
 			if err != nil || res.Status != engine.StatusCompleted {
+				if lens != nil {
+					present.WaitLensPrefetch(lens)
+				}
 				continue
+			}
+			if lens == nil {
+				t.Fatalf("%s cycle %d: completed without AfterAct", ex, res.Cycle)
 			}
 			completed++
 			rec := recordedOf(res)
@@ -56,6 +66,10 @@ func TestCycleCardFromRecordedIsTheFilesCard(t *testing.T) {
 			got := present.BuildCardFrom(cfg, st, rec)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s cycle %d: card from the recorded values:\n%+v\n%q\nfrom the files:\n%+v\n%q", ex, res.Cycle, got.Card, got.Corrupt, want.Card, want.Corrupt)
+			}
+			rec.Lens, rec.Written = lens, res.Written
+			if got := present.BuildCardFrom(cfg, st, rec); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s cycle %d: card with the lens changelogs read ahead:\n%+v\n%q\nfrom the files:\n%+v\n%q", ex, res.Cycle, got.Card, got.Corrupt, want.Card, want.Corrupt)
 			}
 			for _, l := range got.Card.Learn {
 				kinds[l.Kind]++

@@ -73,7 +73,19 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 		}
 		opts.Forge = f
 	}
+	// With many domains, the card's lens changelogs are read while the
+	// cycle records itself.
+	var lens *present.LensPrefetch
+	if cfg := opts.Config; cfg != nil && !o.dryRun && len(cfg.Domains) >= lensPrefetchMin {
+		if st, serr := g.store(cfg); serr == nil {
+			opts.AfterAct = func() { lens = present.PrefetchLensChangelogs(cfg, st) }
+		}
+	}
 	res, err := engine.RunCycle(ctx, opts)
+	if lens != nil {
+		// Its reads end before the card (or the command) does.
+		defer present.WaitLensPrefetch(lens)
+	}
 	if err != nil {
 		if g.json && res.Status != "" {
 			_ = g.printCycleJSON(cycleJSON(res, err))
@@ -88,7 +100,9 @@ func runCycle(ctx context.Context, g *globals, o cycleOptions) error {
 	var card *present.Card
 	if !o.dryRun && res.Status == engine.StatusCompleted && opts.Config != nil {
 		w := g.human()
-		card = cycleCard(g, w, g.style(w), opts.Config, res.Cycle, recordedOf(res))
+		rec := recordedOf(res)
+		rec.Lens, rec.Written = lens, res.Written
+		card = cycleCard(g, w, g.style(w), opts.Config, res.Cycle, rec)
 	}
 	if g.json {
 		doc := cycleJSON(res, nil)
@@ -256,6 +270,11 @@ func scoreDocOf(o decide.Option) scoreDoc {
 	}
 	return s
 }
+
+// lensPrefetchMin is the number of domains from which `ooda cycle` reads
+// the card's lens changelogs while the cycle records itself: below it
+// they are a few reads of small files, not worth a goroutine.
+const lensPrefetchMin = 64
 
 // recordedOf is what the cycle of res wrote, for its card.
 func recordedOf(res engine.Result) present.Recorded {

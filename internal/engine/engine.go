@@ -79,6 +79,11 @@ type Options struct {
 	// Runner starts the processes the engine itself needs (git); skills
 	// run through their executors. Default: the real runner.
 	Runner proc.Runner
+	// AfterAct, when set, is called once the skill (or chain) of a cycle
+	// that acts has ended, before Step 5: from then on only the cycle's
+	// own recording writes the state, so a reader of what it does not
+	// write (the card's lens changelogs) can start.
+	AfterAct func()
 	// Out receives the human-readable progress lines.
 	Out    io.Writer
 	Logger *slog.Logger
@@ -837,6 +842,9 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	}
 	c.execute(ctx, &f, obs, w, dec.Gated || dec.Guidance == decide.GuidanceCriticalAlert)
 	perfstat.Mark("acted")
+	if opts.AfterAct != nil {
+		opts.AfterAct()
+	}
 	return c.finish(f, dec)
 }
 

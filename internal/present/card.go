@@ -151,7 +151,13 @@ func BuildCardFrom(cfg *config.Config, st *state.Store, rec Recorded) CardView {
 	defer st.HoldRoot()()
 	// A project of many domains reads their lens changelogs while the
 	// files below are read.
-	lensLogs, waitLogs := readLensChangelogs(cfg, st)
+	var lensLogs func() []lensLog
+	waitLogs := func() {}
+	if logs, ok := prefetched(cfg, st, rec); ok {
+		lensLogs = func() []lensLog { return logs }
+	} else {
+		lensLogs, waitLogs = readLensChangelogs(cfg, st)
+	}
 	defer waitLogs()
 	entry, conf, memos, ledger := rec.usable()
 	// The card shows these files (and the cost ledger, the lens

@@ -33,6 +33,11 @@ type Recorded struct {
 	Memos *state.Memos
 	// CostLedger is cost_ledger.json as written.
 	CostLedger *state.CostLedger
+	// Lens, when set, holds the lens changelogs read ahead; Written are
+	// the files (relative to the project) the cycle wrote, whose lens
+	// changelogs the card reads again.
+	Lens    *LensPrefetch
+	Written []string
 }
 
 // usable returns the fields of r the card may take, nil for the others.

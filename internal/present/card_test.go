@@ -63,6 +63,10 @@ func cardOf(t *testing.T, dir string) CardView {
 	if rv := BuildCardFrom(cfg, st, recordedOf(t, st)); !reflect.DeepEqual(rv, v) {
 		t.Errorf("card from the recorded values:\n%+v\n%q\nfrom the files:\n%+v\n%q", rv.Card, rv.Corrupt, v.Card, v.Corrupt)
 	}
+	// And with the lens changelogs read ahead, as `ooda cycle` does.
+	if pv := BuildCardFrom(cfg, st, Recorded{Lens: PrefetchLensChangelogs(cfg, st)}); !reflect.DeepEqual(pv, v) {
+		t.Errorf("card from the prefetched lens changelogs:\n%+v\n%q\nfrom the files:\n%+v\n%q", pv.Card, pv.Corrupt, v.Card, v.Corrupt)
+	}
 	return v
 }
 
