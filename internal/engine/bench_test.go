@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,16 +20,7 @@ import (
 // the cmd/ooda benchmark adds. Profile it with -cpuprofile.
 func BenchmarkRunCycle_Noop(b *testing.B) {
 	dir := b.TempDir()
-	cfg := `{
-  "mission": "Keep the example service healthy.",
-  "domains": {
-    "health": {"weight": 1.0, "primary_skill": "/noop", "fallback": true, "mission_alignment": 1.0}
-  },
-  "skills": {"/noop": {"builtin": "noop"}},
-  "safety": {"skill_allowlist": ["/noop"]},
-  "saturation": {"auto_halt": false}
-}`
-	if err := writeFileB(filepath.Join(dir, "config.json"), cfg); err != nil {
+	if err := writeFileB(filepath.Join(dir, "config.json"), benchConfig); err != nil {
 		b.Fatal(err)
 	}
 	now := t0
@@ -42,21 +34,23 @@ func BenchmarkRunCycle_Noop(b *testing.B) {
 
 func writeFileB(p, body string) error { return os.WriteFile(p, []byte(body), 0o644) }
 
-// BenchmarkRunCycle_Commit is BenchmarkRunCycle_Noop with
-// git.commit_state on, in a repository: what a state commit adds to a
-// cycle, in time and in allocations (-benchmem, -memprofile).
-func BenchmarkRunCycle_Commit(b *testing.B) {
-	dir := b.TempDir()
-	cfg := `{
+// benchConfig is the one-domain project of the cycle benchmarks.
+const benchConfig = `{
   "mission": "Keep the example service healthy.",
   "domains": {
     "health": {"weight": 1.0, "primary_skill": "/noop", "fallback": true, "mission_alignment": 1.0}
   },
   "skills": {"/noop": {"builtin": "noop"}},
   "safety": {"skill_allowlist": ["/noop"]},
-  "saturation": {"auto_halt": false},
-  "git": {"commit_state": true}
+  "saturation": {"auto_halt": false}
 }`
+
+// BenchmarkRunCycle_Commit is BenchmarkRunCycle_Noop with
+// git.commit_state on, in a repository: what a state commit adds to a
+// cycle, in time and in allocations (-benchmem, -memprofile).
+func BenchmarkRunCycle_Commit(b *testing.B) {
+	dir := b.TempDir()
+	cfg := strings.Replace(benchConfig, `"saturation"`, `"git": {"commit_state": true}, "saturation"`, 1)
 	if err := writeFileB(filepath.Join(dir, "config.json"), cfg); err != nil {
 		b.Fatal(err)
 	}
