@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ooda-loop/ooda/internal/config/internal/keytree"
 )
 
 // Warning is a problem in the configuration that does not stop it from
@@ -173,21 +175,7 @@ func unknownKeyReason(key string, known []string) string {
 
 // resolveRef follows node's "$ref" (only local "#/$defs/NAME" references
 // occur in the embedded schema) to the schema node it names.
-func resolveRef(root, node map[string]any) map[string]any {
-	for i := 0; i < 8 && node != nil; i++ {
-		ref, ok := node["$ref"].(string)
-		if !ok {
-			return node
-		}
-		name, ok := strings.CutPrefix(ref, "#/$defs/")
-		if !ok {
-			return nil
-		}
-		defs, _ := root["$defs"].(map[string]any)
-		node, _ = defs[name].(map[string]any)
-	}
-	return node
-}
+func resolveRef(root, node map[string]any) map[string]any { return keytree.ResolveRef(root, node) }
 
 func mapKeys(m map[string]any) func(func(string) bool) {
 	return func(yield func(string) bool) {

@@ -45,7 +45,7 @@ func Source(schema []byte) ([]byte, error) {
 	// in the order first met, breadth first, keys sorted: the same schema
 	// always gives the same numbers.
 	id := func(m map[string]any) int {
-		m = resolveRef(root, m)
+		m = ResolveRef(root, m)
 		if m == nil {
 			return -1
 		}
@@ -119,10 +119,11 @@ func Source(schema []byte) ([]byte, error) {
 	return format.Source([]byte(b.String()))
 }
 
-// resolveRef follows node's "$ref" exactly as config's schema walk did
-// when it read the decoded schema: a local "#/$defs/NAME" reference, at
-// most eight in a row; any other reference leads nowhere.
-func resolveRef(root, node map[string]any) map[string]any {
+// ResolveRef follows node's "$ref" to the schema node it names: a local
+// "#/$defs/NAME" reference, at most eight in a row; any other reference
+// leads nowhere (nil). Config's schema walks and the key tree follow
+// references alike through it.
+func ResolveRef(root, node map[string]any) map[string]any {
 	for i := 0; i < 8 && node != nil; i++ {
 		ref, ok := node["$ref"].(string)
 		if !ok {
