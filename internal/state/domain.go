@@ -66,6 +66,9 @@ func (d DomainState) LastRunTime() (time.Time, bool) {
 // within MaxRead; otherwise the error is a refusal (see IsRefused) and the
 // file is not read.
 func (s *Store) ReadDomainState(rel string) (DomainState, error) {
+	if s.heldAbsent(rel) {
+		return DomainState{}, nil
+	}
 	p := s.Path(rel)
 	b, fi, err := s.readJSONFile(p)
 	if err != nil {
@@ -305,7 +308,7 @@ func (s *Store) LensState(domain string) (found bool, err error) {
 		return false, err
 	}
 	buf := lensBufs.Get().(*[]byte)
-	b, err := s.readJSONBytes(s.LensPath(domain), *buf)
+	b, err := s.readLensBytes(domain, *buf)
 	if err != nil {
 		lensBufs.Put(buf)
 		if errors.Is(err, fs.ErrNotExist) {

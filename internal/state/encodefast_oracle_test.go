@@ -20,9 +20,9 @@ import (
 
 // withOldEncoding runs f with the replaced encoding.
 func withOldEncoding(f func()) {
-	savedFast, savedCopy := encodeFastOff, entryCopyOff
-	encodeFastOff, entryCopyOff = true, true
-	defer func() { encodeFastOff, entryCopyOff = savedFast, savedCopy }()
+	savedFast, savedCopy, savedIv := encodeFastOff, entryCopyOff, interventionFastOff
+	encodeFastOff, entryCopyOff, interventionFastOff = true, true, true
+	defer func() { encodeFastOff, entryCopyOff, interventionFastOff = savedFast, savedCopy, savedIv }()
 	f()
 }
 

@@ -426,11 +426,31 @@ func memberWriter(buf *bytes.Buffer, first *bool) func(k string, val []byte) {
 			buf.WriteByte(',')
 		}
 		*first = false
-		kb, _ := json.Marshal(k)
-		buf.Write(kb)
+		if plainKeyJSON(k) {
+			// What json.Marshal writes for it, without its allocation:
+			// every key of a rewritten entry or file passes here.
+			buf.WriteByte('"')
+			buf.WriteString(k)
+			buf.WriteByte('"')
+		} else {
+			kb, _ := json.Marshal(k)
+			buf.Write(kb)
+		}
 		buf.WriteByte(':')
 		buf.Write(val)
 	}
+}
+
+// plainKeyJSON says whether json.Marshal writes k as k in quotes:
+// printable ASCII without a quote, a backslash or a character it escapes
+// for HTML (<, >, &).
+func plainKeyJSON(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // listKeep is a list field the program changed whose value in the file

@@ -460,6 +460,90 @@ func (s *Store) readJSONBytes(p string, buf []byte) ([]byte, error) {
 	return b, err
 }
 
+// directReadsOff, set by the tests, makes heldAbsent and readLensBytes
+// take the general path (readFileLimit, readJSONBytes) every time: the
+// reads they shortcut, kept as their oracle.
+var directReadsOff bool
+
+// heldAbsent says whether rel, a clean relative path of a file directly
+// in agent/state/ (a domain's state file by default), is missing by the
+// held root's listing (heldRoot.absent): what readFileLimit finds first
+// for such a file, without making the absolute path it would turn back
+// into rel, nor the error the caller would only drop. Observe asks it of
+// every domain each cycle, and a domain that never wrote its state file
+// has none. False when it cannot tell: the file is then read as always.
+func (s *Store) heldAbsent(rel string) bool {
+	if directReadsOff || filepath.IsAbs(rel) || filepath.Clean(rel) != rel {
+		return false
+	}
+	// rel is clean and under agent/state/, so s.Path(rel) joined to the
+	// root is turned back into rel by s.rel, and readFileLimit asks the
+	// listing about this same name.
+	sub, ok := strings.CutPrefix(rel, stateDirPrefix)
+	if !ok {
+		return false
+	}
+	h := s.held()
+	return h != nil && h.state != nil && h.absent(sub)
+}
+
+// readLensBytes is readJSONBytes(s.LensPath(domain), buf) for domain, a
+// name CheckName accepted: with agent/state/ held, the lens is opened as
+// <domain>/lens.json under it directly (what readJSONBytes opens, after
+// building the absolute path and turning it back into a relative one),
+// and its path is made only for an error that names it.
+func (s *Store) readLensBytes(domain string, buf []byte) ([]byte, error) {
+	if h := s.held(); h != nil && h.state != nil && !directReadsOff {
+		// A plain name: one path element, no separator, no dot-dot.
+		sub := domain + string(filepath.Separator) + "lens.json"
+		if ok, b, err := h.beneath.readBytes(sub, "", s.maxRead(), buf); ok {
+			if err != nil {
+				if pe, isPath := err.(*fs.PathError); isPath {
+					pe.Path = s.LensPath(domain)
+				}
+				return nil, err
+			}
+			if checkDepth("", b) != nil {
+				return nil, checkDepth(s.LensPath(domain), b)
+			}
+			return b, nil
+		}
+	}
+	return s.readJSONBytes(s.LensPath(domain), buf)
+}
+
+// readHeldDomainFile is readJSONFile(path()) for path() the file name
+// in the directory of domain (a name CheckName accepted) under
+// agent/state/, with agent/state/ held: the file is opened under the
+// held directory directly, as readFileLimit opens it after turning the
+// absolute path back into a relative one, and the path is made only
+// once the file is found. missing says the file does not exist; ok is
+// false when the held directory cannot settle the read (readJSONFile
+// must then make it).
+func (s *Store) readHeldDomainFile(domain, name string, path func() string) (ok, missing bool, b []byte, err error) {
+	h := s.held()
+	if h == nil || h.state == nil || directReadsOff {
+		return false, false, nil, nil
+	}
+	ok, fd, err := h.beneath.open(domain+string(filepath.Separator)+name, os.O_RDONLY|syscall.O_NONBLOCK)
+	if !ok {
+		return false, false, nil, nil
+	}
+	if err != nil {
+		return true, true, nil, nil
+	}
+	p := path()
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	b, _, err = readOpened(f, p, s.maxRead())
+	if err == nil {
+		if err = checkDepth(p, b); err != nil {
+			b = nil
+		}
+	}
+	return true, false, b, err
+}
+
 // readFile reads the project file at p (absolute, or relative to the
 // working directory like s.Root) within the read limit.
 func (s *Store) readFile(p string) ([]byte, fs.FileInfo, error) {

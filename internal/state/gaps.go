@@ -197,7 +197,14 @@ func (s *SkillGaps) Record(ev GapEvent, now time.Time) {
 	ts := FormatTime(now)
 	for i := range s.Gaps {
 		g := &s.Gaps[i]
-		if g.Key() != ev.Name {
+		// g.Key(), without copying the gap (a value receiver): this
+		// runs once per gap per event, a thousand events a cycle in a
+		// thousand-domain project.
+		key := g.Name
+		if key == "" {
+			key = g.ID
+		}
+		if key != ev.Name {
 			continue
 		}
 		g.Frequency++
@@ -275,14 +282,20 @@ func (s *SkillGaps) add(g Gap) {
 	s.Gaps = append(s.Gaps, g)
 	for len(s.Gaps) > GapsKept {
 		victim := -1
-		for i, g := range s.Gaps {
-			if g.Resolved {
+		for i := range s.Gaps {
+			if s.Gaps[i].Resolved {
 				victim = i
 				break
 			}
 		}
 		if victim < 0 {
-			victim = 0
+			// The oldest goes by taking the list from its second gap,
+			// not by moving every other one down: a cycle recording a
+			// gap per domain of a thousand-domain project evicts a
+			// thousand times, and append reallocates the list only once
+			// its array's tail is used up.
+			s.Gaps = s.Gaps[1:]
+			continue
 		}
 		s.Gaps = append(s.Gaps[:victim], s.Gaps[victim+1:]...)
 	}

@@ -1007,11 +1007,17 @@ func (s *Store) ReadLensChangelog(domain string) (LensChangelog, error) {
 	if err := CheckName("domain", domain); err != nil {
 		return LensChangelog{}, err
 	}
-	b, _, err := s.readJSONFile(s.LensChangelogPath(domain))
+	// The card asks this of every domain each cycle, and most domains
+	// have no changelog: with agent/state/ held, a missing one costs one
+	// failed open.
+	ok, missing, b, err := s.readHeldDomainFile(domain, "lens_changelog.json", func() string { return s.LensChangelogPath(domain) })
+	if !ok {
+		b, _, err = s.readJSONFile(s.LensChangelogPath(domain))
+	}
+	if missing || errors.Is(err, fs.ErrNotExist) {
+		return LensChangelog{Domain: domain}, nil
+	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return LensChangelog{Domain: domain}, nil
-		}
 		return LensChangelog{}, err
 	}
 	var l LensChangelog

@@ -26,12 +26,11 @@ func (iv *Intervention) UnmarshalJSON(b []byte) error { return iv.decode(b, fals
 func (iv *Intervention) unmarshalChecked(b []byte) error { return iv.decode(b, true) }
 
 func (iv *Intervention) decode(b []byte, checked bool) error {
-	type alias Intervention
 	*iv = Intervention{}
-	if err := unmarshalKeepIn(b, (*alias)(iv), &iv.Extra, checked); err != nil {
+	if err := unmarshalKeepIn(b, (*interventionFields)(iv), &iv.Extra, checked); err != nil {
 		return err
 	}
-	iv.read = rememberEntryIn(b, alias(*iv), checked)
+	iv.read = rememberIntervention(b, (*interventionFields)(iv), checked)
 	return nil
 }
 
@@ -39,8 +38,10 @@ func (iv *Intervention) decode(b []byte, checked bool) error {
 // written as it was read, but for the keys that changed (see readEntry):
 // a "delta": -10.0 stays -10.0 until the delta itself changes.
 func (iv Intervention) MarshalJSON() ([]byte, error) {
-	type alias Intervention
-	return iv.read.encode(alias(iv), iv.Extra)
+	if b, ok := iv.encodeFast(); ok {
+		return b, nil
+	}
+	return iv.read.encode(interventionFields(iv), iv.Extra)
 }
 
 // Memo is one memos.json history entry.

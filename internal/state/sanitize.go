@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/ooda-loop/ooda/internal/config"
 )
@@ -539,6 +540,20 @@ func duplicateKeyWalk(display string, b []byte) []string {
 	return out
 }
 
+// dupKeyStop marks the bytes hasDuplicateKeys acts on.
+var dupKeyStop = [256]bool{'{': true, '}': true, '[': true, ']': true, ',': true, ':': true, '"': true}
+
+// bytesKey is k as a map key without a copy: the sets of
+// hasDuplicateKeys hold slices of the document, which nothing changes
+// while they live (they are dropped when it returns); a thousand-domain
+// file's objects of a thousand keys no longer copy each key.
+func bytesKey(k []byte) string {
+	if len(k) == 0 {
+		return ""
+	}
+	return unsafe.String(&k[0], len(k))
+}
+
 // hasDuplicateKeys reports whether some object in the JSON document b
 // may name a key twice: keys are compared as written, and a key with an
 // escape answers true (the precise walk decodes it). It expects valid
@@ -553,6 +568,14 @@ func hasDuplicateKeys(b []byte) bool {
 	var sets map[int]map[string]struct{}
 	expectKey := false
 	for i := 0; i < len(b); i++ {
+		// Blanks, digits and literals change nothing here: an indented
+		// file is mostly blanks, skipped without the switch.
+		for i < len(b) && !dupKeyStop[b[i]] {
+			i++
+		}
+		if i == len(b) {
+			break
+		}
 		switch c := b[i]; c {
 		case '{':
 			opens = append(opens, len(keys))
@@ -597,7 +620,7 @@ func hasDuplicateKeys(b []byte) bool {
 				if _, dup := set[string(key)]; dup {
 					return true
 				}
-				set[string(key)] = struct{}{}
+				set[bytesKey(key)] = struct{}{}
 				continue
 			}
 			for _, k := range keys[opens[d]:] {
@@ -610,7 +633,7 @@ func hasDuplicateKeys(b []byte) bool {
 				// Past a few dozen keys a set beats the linear scan.
 				set := make(map[string]struct{}, 2*n)
 				for _, k := range keys[opens[d]:] {
-					set[string(k)] = struct{}{}
+					set[bytesKey(k)] = struct{}{}
 				}
 				keys = keys[:opens[d]]
 				if sets == nil {
