@@ -1307,18 +1307,58 @@ func TestAttack9_GrowthIsBounded(t *testing.T) {
 
 	t.Run("temporary files of a killed write", func(t *testing.T) {
 		t.Parallel()
+		// The killed cycle left state.json saying it was in progress.
 		a := newAttack(t, attackConfig(), map[string]string{
-			"x.sh": reportScript,
+			"x.sh":                          reportScript,
+			"agent/state/evolve/state.json": `{"cycle_count": 0, "cycle_in_progress": true}`,
 			"agent/state/evolve/.state.json.tmp-123456": `{"cycle_count": 9`,
 			"agent/state/evolve/.memos.json.tmp-42":     `{"memos": [`,
 			"agent/state/health/.lens.json.tmp-7":       `{`,
 		})
 		r := a.cycle(0, 0)
-		wantLines(t, r, "[WARN] Removed 3 temporary file(s) a killed process left behind: ")
+		wantLines(t, r, "[WARN] Removed 2 temporary file(s) a killed process left behind: ", "[WARN] Removed 1 temporary file(s) a killed process left behind: agent/state/health/.lens.json.tmp-7")
 		for _, p := range []string{"agent/state/evolve/.state.json.tmp-123456", "agent/state/evolve/.memos.json.tmp-42", "agent/state/health/.lens.json.tmp-7"} {
 			if exists(a.path(p)) {
 				t.Errorf("%s is still there", p)
 			}
+		}
+		a.checkAfter()
+		a.checkRecorded(1)
+	})
+
+	t.Run("temporary file in a domain directory after a killed cycle's lock", func(t *testing.T) {
+		t.Parallel()
+		// A lock whose holder is dead on this host (no pid is that high).
+		host, _ := os.Hostname()
+		lock := fmt.Sprintf(`{"pid": 999999999, "host": %q, "started_at": "2026-01-01T00:00:00Z"}`, host)
+		a := newAttack(t, attackConfig(), map[string]string{
+			"x.sh":                                reportScript,
+			"agent/state/evolve/.lock":            lock,
+			"agent/state/health/.lens.json.tmp-7": `{`,
+		})
+		r := a.cycle(0, 0)
+		wantLines(t, r, "[WARN] Stale lock detected", "[WARN] Removed 1 temporary file(s) a killed process left behind: agent/state/health/.lens.json.tmp-7")
+		if exists(a.path("agent/state/health/.lens.json.tmp-7")) {
+			t.Errorf("the domain's temporary file is still there")
+		}
+		a.checkAfter()
+		a.checkRecorded(1)
+	})
+
+	// Only a cycle writes a domain's directory, so without a killed cycle
+	// (no stale lock, state.json not in progress) its directory is not
+	// listed: a temporary-looking file there is not ooda's to remove.
+	t.Run("temporary file in a domain directory without a crash", func(t *testing.T) {
+		t.Parallel()
+		a := newAttack(t, attackConfig(), map[string]string{
+			"x.sh":                                  reportScript,
+			"agent/state/evolve/.memos.json.tmp-42": `{"memos": [`,
+			"agent/state/health/.lens.json.tmp-7":   `{`,
+		})
+		r := a.cycle(0, 0)
+		wantLines(t, r, "[WARN] Removed 1 temporary file(s) a killed process left behind: agent/state/evolve/.memos.json.tmp-42")
+		if exists(a.path("agent/state/evolve/.memos.json.tmp-42")) || !exists(a.path("agent/state/health/.lens.json.tmp-7")) {
+			t.Errorf("evolve's temporary file must go and the domain's stay")
 		}
 		a.checkAfter()
 		a.checkRecorded(1)

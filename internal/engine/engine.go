@@ -272,6 +272,9 @@ type cycle struct {
 	judge              *judge.Judge
 	notifier           *notify.Notifier
 	inProgressAtStart  map[string]bool
+	// domainTempsRemoved is whether this cycle has cleaned the domains'
+	// directories of temporary files (removeTempFiles).
+	domainTempsRemoved bool
 
 	restoredConfidence bool
 	restoredQueue      bool
@@ -466,6 +469,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	}
 
 	// 0-B: lock (a dry run takes none).
+	crashed := false
 	if !opts.DryRun {
 		lock, stale, err := c.store.AcquireLock(c.now, c.lockTimeout())
 		var locked *state.ErrLocked
@@ -488,6 +492,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		c.lock = lock
 		c.stopBeat = c.heartbeat(lock, c.lockTimeout())
 		if stale != nil {
+			crashed = true
 			c.printf("[WARN] Stale lock detected (pid %d, age %dm, %s). Removing and recovering.", stale.Holder.PID, int(stale.Age.Minutes()), stale.Why)
 			c.note("stale lock removed (" + stale.Why + ")")
 			if stale.OrphanPGID > 0 {
@@ -498,16 +503,13 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	}
 
 	// Temporary files of an atomic write that a killed process left
-	// behind; safe to remove while this cycle holds the lock.
+	// behind; safe to remove while this cycle holds the lock. The domains'
+	// directories only when a cycle was killed (the stale lock here, or
+	// cycle_in_progress once state.json is read): no one else writes
+	// there.
 	perfstat.Mark("lock taken")
 	if !opts.DryRun {
-		removed, terr := c.store.RemoveTempFiles()
-		if len(removed) > 0 {
-			c.printf("[WARN] Removed %d temporary file(s) a killed process left behind: %s", len(removed), strings.Join(removed, ", "))
-		}
-		if terr != nil {
-			c.printf("[WARN] temporary files not all removed: %v", terr)
-		}
+		c.removeTempFiles(crashed)
 	}
 
 	// Load every evolve file; corrupt ones are set aside.
@@ -559,6 +561,9 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		}
 	}
 	st := &snap.State
+	if st.CycleInProgress && !opts.DryRun && !c.domainTempsRemoved {
+		c.removeTempFiles(true)
+	}
 	c.failuresAtStart = st.ConsecutiveSilentFailures
 	c.goalsBefore, c.goalIndex = goalsBefore(snap.Goals, opts.Quarantined)
 
@@ -846,6 +851,24 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		opts.AfterAct()
 	}
 	return c.finish(f, dec)
+}
+
+// removeTempFiles removes the temporary files killed writers left under
+// agent/state, the domains' directories included when domains is set
+// (Store.RemoveTempFilesOutsideDomains says why they need not always be
+// listed), and says what it removed.
+func (c *cycle) removeTempFiles(domains bool) {
+	remove := c.store.RemoveTempFilesOutsideDomains
+	if domains {
+		remove, c.domainTempsRemoved = c.store.RemoveTempFiles, true
+	}
+	removed, err := remove()
+	if len(removed) > 0 {
+		c.printf("[WARN] Removed %d temporary file(s) a killed process left behind: %s", len(removed), strings.Join(removed, ", "))
+	}
+	if err != nil {
+		c.printf("[WARN] temporary files not all removed: %v", err)
+	}
 }
 
 // nextCycleAt is the earliest instant the cycle after this one can run:

@@ -1042,7 +1042,19 @@ func openDirIn(r *os.Root, name string) (*os.File, error) {
 // listed once, through agent/state/ opened once, and the directories
 // under it by name only: only a name of the temporary shape costs a look
 // at its type.
-func (s *Store) RemoveTempFiles() ([]string, error) {
+func (s *Store) RemoveTempFiles() ([]string, error) { return s.removeTempFiles(true) }
+
+// RemoveTempFilesOutsideDomains is RemoveTempFiles without the domains'
+// directories: agent/state/ itself and evolve/ (with runs/ and
+// proposed-skills/). Only a cycle writes a domain's directory (its lens
+// and lens changelog), so a temporary file can be left there only by a
+// cycle killed while it held the lock — which the next cycle finds as a
+// stale lock, or as a state.json still saying a cycle is in progress, and
+// then calls RemoveTempFiles. Listing a
+// directory per domain is most of the cleanup's cost with many domains.
+func (s *Store) RemoveTempFilesOutsideDomains() ([]string, error) { return s.removeTempFiles(false) }
+
+func (s *Store) removeTempFiles(domains bool) ([]string, error) {
 	stateDir := filepath.Join(s.rootDir(), "agent", "state")
 	r, err := s.openRoot(false)
 	if err != nil {
@@ -1122,7 +1134,7 @@ func (s *Store) RemoveTempFiles() ([]string, error) {
 		e := ents[i]
 		// A symlinked directory is not entered: its files are someone
 		// else's, and a link out of the project is refused anyway.
-		if !e.IsDir() {
+		if !e.IsDir() || (!domains && e.Name() != filepath.Base(s.EvolveDir)) {
 			return
 		}
 		res := &results[i]
