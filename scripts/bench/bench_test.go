@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -77,7 +78,7 @@ func TestParseStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Counts{DurableWrites: 11, Appends: 1, FileSyncs: 13, DirSyncs: 11, Processes: 25}
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("parsed %+v, want %+v", c, want)
 	}
 	if c.Durable() != 12 {
@@ -103,7 +104,7 @@ func TestMedianCounts(t *testing.T) {
 		{DurableWrites: 13, Appends: 1, FileSyncs: 15, DirSyncs: 13, Processes: 29},
 	})
 	want := Counts{DurableWrites: 13, Appends: 1, FileSyncs: 15, DirSyncs: 13, Processes: 9}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("medianCounts = %+v, want %+v", got, want)
 	}
 }
@@ -146,10 +147,49 @@ fsync(3</p/.git/index.lock>) = 0
 		t.Fatal(err)
 	}
 	want := Counts{DurableWrites: 1, Appends: 1, FileSyncs: 3, DirSyncs: 1, Processes: 2}
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("counted %+v, want %+v", c, want)
 	}
 	if _, err := straceCounts(tasks, "/bin/other", func(string) bool { return false }); err == nil {
 		t.Fatal("a record without the binary's execve: no error")
+	}
+}
+
+// The phases become steps: each phase's time since the one before; out
+// of order or unnamed, the file is refused, naming the phase.
+func TestParseStatsPhases(t *testing.T) {
+	const counts = `"durable_writes":12,"appends":1,"file_fsyncs":15,"dir_fsyncs":7,"processes":1`
+	c, err := parseStats([]byte(`{` + counts + `,"phases":[{"name":"main","ms":0.5},{"name":"config loaded","ms":2.5},{"name":"exit","ms":20}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Step{{"main", 0.5}, {"config loaded", 2}, {"exit", 17.5}}
+	if !reflect.DeepEqual(c.Steps, want) || c.goMS() != 20 {
+		t.Fatalf("steps %+v (%v ms), want %+v (20 ms)", c.Steps, c.goMS(), want)
+	}
+	for _, bad := range []string{
+		`[{"name":"main","ms":3},{"name":"config loaded","ms":2}]`,
+		`[{"name":"","ms":3}]`,
+		`[{"name":"main","ms":-1}]`,
+		`{"name":"main"}`,
+	} {
+		if _, err := parseStats([]byte(`{` + counts + `,"phases":` + bad + `}`)); err == nil || !strings.Contains(err.Error(), "/phases") {
+			t.Errorf("phases %s: %v, want an error naming /phases", bad, err)
+		}
+	}
+}
+
+// The median of each step over the cycles, in the order they were
+// reached; a step some cycles did not reach is the median of those that
+// did.
+func TestMedianSteps(t *testing.T) {
+	got := medianCounts([]Counts{
+		{Steps: []Step{{"main", 1}, {"acted", 10}, {outsideGo, 5}}},
+		{Steps: []Step{{"main", 3}, {"acted", 30}, {outsideGo, 7}}},
+		{Steps: []Step{{"main", 2}, {outsideGo, 6}}},
+	}).Steps
+	want := []Step{{"main", 2}, {"acted", 20}, {outsideGo, 6}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("steps %+v, want %+v", got, want)
 	}
 }

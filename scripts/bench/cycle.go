@@ -95,6 +95,9 @@ func (b *bench) cycle(bin *binary, dir string, now time.Time, mustBeFull bool, e
 	if err != nil {
 		return 0, nil, fmt.Errorf("%s: %w", statsFile, err)
 	}
+	if len(c.Steps) > 0 {
+		c.Steps = append(c.Steps, Step{Name: outsideGo, MS: max(0, float64(wall.Microseconds())/1000-c.goMS())})
+	}
 	t := true
 	bin.stats = &t
 	return wall, &c, nil

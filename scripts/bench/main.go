@@ -518,6 +518,7 @@ func printReport(w *os.File, rep *report) {
 			}
 		}
 	}
+	printSteps(w, rep)
 	for _, f := range rep.Figures {
 		for _, n := range f.Notes {
 			fmt.Fprintf(w, "\n%s: %s", f.ID, n)
@@ -548,3 +549,31 @@ func sortedKeys[V any](m map[string]V) []string {
 // (scripts/action/build.sh) build ooda, with CGO_ENABLED=0: the binary the
 // benchmark measures when --bin is not given is the one users run.
 var releaseBuild = []string{"-trimpath", "-ldflags", "-s -w"}
+
+// printSteps prints where each measured project's wall time went, from
+// the phases of the cycles (median milliseconds a step), for the builds
+// that record them.
+func printSteps(w *os.File, rep *report) {
+	header := false
+	for _, f := range rep.Figures {
+		for _, s := range f.Sides {
+			for _, side := range []struct {
+				name string
+				c    *Counts
+			}{{s.A, s.CountsA}, {s.B, s.CountsB}} {
+				if side.c == nil || len(side.c.Steps) == 0 {
+					continue
+				}
+				if !header {
+					fmt.Fprintf(w, "\nwhere the time goes (median ms per step; OODA_STATS phases)\n")
+					header = true
+				}
+				var parts []string
+				for _, st := range side.c.Steps {
+					parts = append(parts, fmt.Sprintf("%s %.1f", st.Name, st.MS))
+				}
+				fmt.Fprintf(w, "%-3s %-26s %-6s %s\n", f.ID, side.name, s.Binary, strings.Join(parts, " · "))
+			}
+		}
+	}
+}

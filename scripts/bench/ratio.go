@@ -79,7 +79,23 @@ type Counts struct {
 	FileSyncs     int64 `json:"file_fsyncs"`
 	DirSyncs      int64 `json:"dir_fsyncs"`
 	Processes     int64 `json:"processes"`
+	// Steps are where the wall time went, from the phases a build that
+	// records them writes: each phase reached and the milliseconds since
+	// the one before (the first: since the process's Go code started),
+	// then the time outside Go — the process's start before its packages
+	// are initialized, and its exit.
+	Steps []Step `json:"steps,omitempty"`
 }
+
+// Step is one phase of a cycle and the milliseconds it took.
+type Step struct {
+	Name string  `json:"name"`
+	MS   float64 `json:"ms"`
+}
+
+// outsideGo names the step of a cycle spent before its Go code ran and
+// after its last phase.
+const outsideGo = "process start and exit"
 
 // Durable is what a cycle must make durable: whole files written and
 // synced appends. Each costs at least one file fsync, the floor the cycle
@@ -117,7 +133,32 @@ func parseStats(b []byte) (Counts, error) {
 			return Counts{}, fmt.Errorf("stats: /%s: negative count %d", f.key, *f.dst)
 		}
 	}
+	// The phases are optional (older builds write none), but when there
+	// they must be in order.
+	if v, ok := raw["phases"]; ok {
+		var ps []Step
+		if err := json.Unmarshal(v, &ps); err != nil {
+			return Counts{}, fmt.Errorf("stats: /phases: %w", err)
+		}
+		last := 0.0
+		for i, p := range ps {
+			if p.Name == "" || math.IsNaN(p.MS) || p.MS < last {
+				return Counts{}, fmt.Errorf("stats: /phases/%d: %q at %v ms, after %v ms", i, p.Name, p.MS, last)
+			}
+			c.Steps = append(c.Steps, Step{Name: p.Name, MS: p.MS - last})
+			last = p.MS
+		}
+	}
 	return c, nil
+}
+
+// goMS is how long the process's Go code ran: the sum of its steps.
+func (c Counts) goMS() float64 {
+	t := 0.0
+	for _, s := range c.Steps {
+		t += s.MS
+	}
+	return t
 }
 
 // medianCounts takes the median of each counter separately.
@@ -132,7 +173,24 @@ func medianCounts(cs []Counts) Counts {
 	if len(cs) == 0 {
 		return Counts{}
 	}
+	// Each step's median over the cycles that reached it, in the order
+	// the cycles reached them.
+	var names []string
+	byName := map[string][]float64{}
+	for _, c := range cs {
+		for _, st := range c.Steps {
+			if _, seen := byName[st.Name]; !seen {
+				names = append(names, st.Name)
+			}
+			byName[st.Name] = append(byName[st.Name], st.MS)
+		}
+	}
+	var steps []Step
+	for _, n := range names {
+		steps = append(steps, Step{Name: n, MS: median(byName[n])})
+	}
 	return Counts{
+		Steps:         steps,
 		DurableWrites: pick(func(c Counts) int64 { return c.DurableWrites }),
 		Appends:       pick(func(c Counts) int64 { return c.Appends }),
 		FileSyncs:     pick(func(c Counts) int64 { return c.FileSyncs }),
