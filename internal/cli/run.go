@@ -175,10 +175,31 @@ func runRun(cmd *cobra.Command, g *globals, o runOptions) error {
 	// Step 7 after every cycle that ran, as `ooda cycle` prints it, in
 	// the style of the human output (not of the progress line over it).
 	style := g.style(g.human())
+	// With many domains, each card's lens changelogs are read while its
+	// cycle records itself, as `ooda cycle` does.
+	var lens *present.LensPrefetch
+	waitLens := func() {
+		if lens != nil {
+			present.WaitLensPrefetch(lens)
+			lens = nil
+		}
+	}
+	defer waitLens()
+	opts.AfterAct = func(cfg *config.Config) {
+		waitLens()
+		if len(cfg.Domains) >= lensPrefetchMin {
+			if st, err := g.store(cfg); err == nil {
+				lens = present.PrefetchLensChangelogs(cfg, st)
+			}
+		}
+	}
 	opts.Card = func(cfg *config.Config, res engine.Result) {
-		if cycleCard(g, out, style, cfg, res.Cycle, recordedOf(res)) != nil && cfg.Output.CycleCard {
+		rec := recordedOf(res)
+		rec.Lens, rec.Written = lens, res.Written
+		if cycleCard(g, out, style, cfg, res.Cycle, rec) != nil && cfg.Output.CycleCard {
 			fmt.Fprintln(out)
 		}
+		waitLens()
 	}
 	if prog != nil {
 		opts.OnTick = prog.setTick

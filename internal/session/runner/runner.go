@@ -79,6 +79,9 @@ type Options struct {
 	// Cycle Card), before the session judges it, with the configuration
 	// the cycle ran with.
 	Card func(cfg *config.Config, res engine.Result)
+	// AfterAct, when set, is passed to each cycle (engine.Options.AfterAct)
+	// with the configuration the cycle runs with.
+	AfterAct func(cfg *config.Config)
 	// Jitter is the random delay added to a real-time tick, at most its
 	// argument; default uniform. It is never applied to simulated time.
 	Jitter func(max time.Duration) time.Duration
@@ -380,8 +383,13 @@ func (r *run) tick(ctx context.Context, n int, at time.Time) (ended bool, nextAc
 		r.o.OnTick(Tick{N: n, Session: r.rec.ID, Iteration: r.rec.Iteration + 1, Max: r.rec.MaxIterations, At: at})
 	}
 	r.printf("[Run] Session %s, tick %d at %s: iteration %d%s.", r.rec.ID, n, state.FormatTime(at), r.rec.Iteration+1, r.ofMax())
+	var afterAct func()
+	if r.o.AfterAct != nil {
+		cfg := r.cfg
+		afterAct = func() { r.o.AfterAct(cfg) }
+	}
 	res, cerr := engine.RunCycle(ctx, engine.Options{Project: r.root, ConfigPath: r.o.ConfigPath, Config: r.cfg,
-		Clock: r.o.Clock, Registry: r.o.Registry, Forge: r.o.Forge, Out: r.o.Out, Quarantined: session.Quarantined(r.rec)})
+		Clock: r.o.Clock, Registry: r.o.Registry, Forge: r.o.Forge, Out: r.o.Out, Quarantined: session.Quarantined(r.rec), AfterAct: afterAct})
 	if !res.At.IsZero() {
 		at = res.At
 	}
