@@ -10,10 +10,12 @@ import (
 )
 
 // benchConfidenceFile is confidence.json of a thousand-domain project:
-// the benchmark project's when the machine has it, else one like it.
+// OODA_BENCH_LARGE's when set (benchLargeEvolve), else one like it.
 func benchConfidenceFile(tb testing.TB) []byte {
-	if b, err := os.ReadFile("/tmp/ooda-bench-309954115/d-bin-large/agent/state/evolve/confidence.json"); err == nil {
-		return b
+	if dir := benchLargeEvolve(); dir != "" {
+		if b, err := os.ReadFile(filepath.Join(dir, ConfidenceFile)); err == nil {
+			return b
+		}
 	}
 	c := NewConfidence()
 	for i := 0; i < 1000; i++ {
@@ -53,9 +55,12 @@ func BenchmarkConfidence1000(b *testing.B) {
 }
 
 // BenchmarkLoad1000 is Load of the evolve files of the benchmark project
-// of 1,000 domains, copied, when the machine has it.
+// of 1,000 domains, copied, when OODA_BENCH_LARGE names one.
 func BenchmarkLoad1000(b *testing.B) {
-	src := "/tmp/ooda-bench-309954115/d-bin-large/agent/state/evolve"
+	src := benchLargeEvolve()
+	if src == "" {
+		b.Skip("OODA_BENCH_LARGE names no 1,000-domain project")
+	}
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		b.Skip(err)

@@ -7,10 +7,13 @@ import (
 )
 
 // BenchmarkHasDuplicateKeys1000 is the duplicate-key pre-check of the
-// evolve files of the benchmark project of 1,000 domains, when the
-// machine has it.
+// evolve files of the benchmark project of 1,000 domains, when
+// OODA_BENCH_LARGE names one.
 func BenchmarkHasDuplicateKeys1000(b *testing.B) {
-	dir := "/tmp/ooda-bench-309954115/d-bin-large/agent/state/evolve"
+	dir := benchLargeEvolve()
+	if dir == "" {
+		b.Skip("OODA_BENCH_LARGE names no 1,000-domain project")
+	}
 	for _, name := range []string{"memos.json", "confidence.json", "skill_gaps.json", "state.json"} {
 		raw, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -25,4 +28,14 @@ func BenchmarkHasDuplicateKeys1000(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchLargeEvolve is the evolve directory of a 1,000-domain project when
+// OODA_BENCH_LARGE names one (the d-bin-large project that
+// `scripts/bench.sh --only d --keep` leaves), else "".
+func benchLargeEvolve() string {
+	if p := os.Getenv("OODA_BENCH_LARGE"); p != "" {
+		return filepath.Join(p, "agent", "state", "evolve")
+	}
+	return ""
 }

@@ -54,11 +54,13 @@ func thousandMemos(tb testing.TB) []byte {
 }
 
 // benchMemosFiles is the thousand-domain memos.json, and the one of the
-// benchmark project of 1,000 domains when the machine has it.
+// benchmark project of 1,000 domains when OODA_BENCH_LARGE names one.
 func benchMemosFiles(tb testing.TB) map[string][]byte {
 	files := map[string][]byte{"generated": thousandMemos(tb)}
-	if b, err := os.ReadFile("/tmp/ooda-bench-309954115/d-bin-large/agent/state/evolve/memos.json"); err == nil {
-		files["d-bin-large"] = b
+	if dir := benchLargeEvolve(); dir != "" {
+		if b, err := os.ReadFile(filepath.Join(dir, MemosFile)); err == nil {
+			files["d-bin-large"] = b
+		}
 	}
 	return files
 }
