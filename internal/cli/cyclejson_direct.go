@@ -91,37 +91,19 @@ func (w *jsonWriter) str(s string) {
 	}
 }
 
-func (w *jsonWriter) strp(p *string) {
+// orNull writes *p with put, or null for a nil p.
+func orNull[T any](w *jsonWriter, p *T, put func(T)) {
 	if p == nil {
 		w.null()
 		return
 	}
-	w.str(*p)
+	put(*p)
 }
 
-func (w *jsonWriter) floatp(p *float64) {
-	if p == nil {
-		w.null()
-		return
-	}
-	w.float(*p)
-}
-
-func (w *jsonWriter) intp(p *int) {
-	if p == nil {
-		w.null()
-		return
-	}
-	w.int(*p)
-}
-
-func (w *jsonWriter) boolp(p *bool) {
-	if p == nil {
-		w.null()
-		return
-	}
-	w.boolean(*p)
-}
+func (w *jsonWriter) strp(p *string)    { orNull(w, p, w.str) }
+func (w *jsonWriter) floatp(p *float64) { orNull(w, p, w.float) }
+func (w *jsonWriter) intp(p *int)       { orNull(w, p, w.int) }
+func (w *jsonWriter) boolp(p *bool)     { orNull(w, p, w.boolean) }
 
 // strs writes a list of strings: null when nil, [] when empty.
 func (w *jsonWriter) strs(v []string) {
