@@ -432,21 +432,7 @@ func isCleanAbs(p string) bool {
 	if filepath.Separator != '/' || len(p) == 0 || p[0] != '/' {
 		return false
 	}
-	if p == "/" {
-		return true
-	}
-	start := 1
-	for i := 1; i <= len(p); i++ {
-		if i < len(p) && p[i] != '/' {
-			continue
-		}
-		switch p[start:i] {
-		case "", ".", "..":
-			return false
-		}
-		start = i + 1
-	}
-	return true
+	return p == "/" || isCleanRel(p[1:])
 }
 
 // walkWhole is walkPath(l, p), and whether it met a missing component.

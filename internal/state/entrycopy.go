@@ -51,22 +51,14 @@ func copyDeep(v reflect.Value) (reflect.Value, bool) {
 			reflect.Copy(out, v)
 			return out, true
 		}
-		for i := 0; i < v.Len(); i++ {
-			e, ok := copyDeep(v.Index(i))
-			if !ok {
-				return reflect.Value{}, false
-			}
-			out.Index(i).Set(e)
+		if !copyElems(out, v) {
+			return reflect.Value{}, false
 		}
 		return out, true
 	case reflect.Array:
 		out := reflect.New(v.Type()).Elem()
-		for i := 0; i < v.Len(); i++ {
-			e, ok := copyDeep(v.Index(i))
-			if !ok {
-				return reflect.Value{}, false
-			}
-			out.Index(i).Set(e)
+		if !copyElems(out, v) {
+			return reflect.Value{}, false
 		}
 		return out, true
 	case reflect.Map:
@@ -154,4 +146,17 @@ func structCopyPlan(t reflect.Type) (fields []int, ok bool) {
 	}
 	copyPlans.Store(t, fields)
 	return fields, true
+}
+
+// copyElems sets each element of out (a slice or array as long as v) to
+// a deep copy of v's; false when one cannot be copied.
+func copyElems(out, v reflect.Value) bool {
+	for i := 0; i < v.Len(); i++ {
+		e, ok := copyDeep(v.Index(i))
+		if !ok {
+			return false
+		}
+		out.Index(i).Set(e)
+	}
+	return true
 }
