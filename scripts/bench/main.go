@@ -501,23 +501,15 @@ func printReport(w *os.File, rep *report) {
 	}
 	fmt.Fprintf(w, "\nper-cycle counters (median over the measured cycles)\n")
 	fmt.Fprintf(w, "%-3s %-26s %-6s %8s %8s %12s %11s %10s  %s\n", "", "project", "binary", "durable", "appends", "file fsyncs", "dir fsyncs", "processes", "source")
-	for _, f := range rep.Figures {
-		for _, s := range f.Sides {
-			for _, side := range []struct {
-				name string
-				c    *Counts
-			}{{s.A, s.CountsA}, {s.B, s.CountsB}} {
-				if side.c == nil {
-					if side.name == s.A {
-						fmt.Fprintf(w, "%-3s %-26s %-6s %8s %8s %12s %11s %10s  %s\n", f.ID, side.name, s.Binary, "—", "—", "—", "—", "—", s.CountSource)
-					}
-					continue
-				}
-				c := side.c
-				fmt.Fprintf(w, "%-3s %-26s %-6s %8d %8d %12d %11d %10d  %s\n", f.ID, side.name, s.Binary, c.DurableWrites, c.Appends, c.FileSyncs, c.DirSyncs, c.Processes, s.CountSource)
+	eachProject(rep, func(id, name string, s sideResult, c *Counts) {
+		if c == nil {
+			if name == s.A {
+				fmt.Fprintf(w, "%-3s %-26s %-6s %8s %8s %12s %11s %10s  %s\n", id, name, s.Binary, "—", "—", "—", "—", "—", s.CountSource)
 			}
+			return
 		}
-	}
+		fmt.Fprintf(w, "%-3s %-26s %-6s %8d %8d %12d %11d %10d  %s\n", id, name, s.Binary, c.DurableWrites, c.Appends, c.FileSyncs, c.DirSyncs, c.Processes, s.CountSource)
+	})
 	printSteps(w, rep)
 	for _, f := range rep.Figures {
 		for _, n := range f.Notes {
@@ -555,25 +547,29 @@ var releaseBuild = []string{"-trimpath", "-ldflags", "-s -w"}
 // that record them.
 func printSteps(w *os.File, rep *report) {
 	header := false
+	eachProject(rep, func(id, name string, s sideResult, c *Counts) {
+		if c == nil || len(c.Steps) == 0 {
+			return
+		}
+		if !header {
+			fmt.Fprintf(w, "\nwhere the time goes (median ms per step; OODA_STATS phases)\n")
+			header = true
+		}
+		var parts []string
+		for _, st := range c.Steps {
+			parts = append(parts, fmt.Sprintf("%s %.1f", st.Name, st.MS))
+		}
+		fmt.Fprintf(w, "%-3s %-26s %-6s %s\n", id, name, s.Binary, strings.Join(parts, " · "))
+	})
+}
+
+// eachProject calls fn for both projects of every measured side of every
+// figure, A then B, with the project's counters (nil when not counted).
+func eachProject(rep *report, fn func(id, name string, s sideResult, c *Counts)) {
 	for _, f := range rep.Figures {
 		for _, s := range f.Sides {
-			for _, side := range []struct {
-				name string
-				c    *Counts
-			}{{s.A, s.CountsA}, {s.B, s.CountsB}} {
-				if side.c == nil || len(side.c.Steps) == 0 {
-					continue
-				}
-				if !header {
-					fmt.Fprintf(w, "\nwhere the time goes (median ms per step; OODA_STATS phases)\n")
-					header = true
-				}
-				var parts []string
-				for _, st := range side.c.Steps {
-					parts = append(parts, fmt.Sprintf("%s %.1f", st.Name, st.MS))
-				}
-				fmt.Fprintf(w, "%-3s %-26s %-6s %s\n", f.ID, side.name, s.Binary, strings.Join(parts, " · "))
-			}
+			fn(f.ID, s.A, s, s.CountsA)
+			fn(f.ID, s.B, s, s.CountsB)
 		}
 	}
 }
