@@ -293,9 +293,13 @@ func (r skillRun) lookup(field string) (any, bool) {
 func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Observation, w *decide.Option, gated bool) {
 	cfg := c.cfg
 	f.Action, f.Executed = "execute", true
-	if cfg.Safety.EnableRollback || cfg.Safety.EnableAutoMerge {
+	// A leap's baseline critique is taken before anything changes, and
+	// kept in the checkpoint its verification compares against.
+	c.leapBaseline(ctx)
+	if cfg.Safety.EnableRollback || cfg.Safety.EnableAutoMerge || c.art.leap != nil {
 		// 4-C2: auto-merge forces checkpointing, so a merge the engine
-		// makes by itself always has a recovery point.
+		// makes by itself always has a recovery point; so does a leap,
+		// which its verification may revert.
 		c.checkpoint(ctx, "before action")
 	}
 	focus, cursorNext, rotating := c.rotation(w.Domain)
@@ -317,6 +321,7 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 	}
 	f.CostUSD = run.cost
 	if !c.absorbFailure(f, run, true) {
+		c.failedLeap(ctx, f)
 		return
 	}
 	c.snap.State.ConsecutiveSilentFailures = 0
@@ -334,6 +339,14 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 	c.runChain(ctx, f, obs, w, run, gated)
 	c.detectNewPRs(ctx, f)
 	c.awaitRunLog(run.pendingLog)
+	if !c.verifyLeap(ctx, f) {
+		// The artifact, not the unit test, decides a leap: reverted, its
+		// PR is never merged.
+		if f.PRNumber != nil {
+			c.printf("[Leap] PR #%d belongs to the reverted leap: it is not merged; close it.", *f.PRNumber)
+		}
+		return
+	}
 	if f.PRNumber != nil && c.res.Status != StatusHalted {
 		c.postProcessPR(ctx, f, *f.PRNumber, c.prRun)
 	}

@@ -312,6 +312,8 @@ type cycle struct {
 	goalsBefore []GoalResult
 	goalIndex   []int
 	measures    map[string]*goalMeasure
+	// art is the artifact axis of this cycle (artifact.go).
+	art artifactState
 }
 
 // goalMeasure is what a goal's metric commands gave in one cycle.
@@ -753,6 +755,9 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		}
 	}
 	c.orientMore(ctx, obs, &ori)
+	// 2-G and the 3-K gate: a plateau becomes a leap through the memo
+	// adjustment, before the one scoring pass.
+	c.planArtifact(names, &ori)
 
 	if ctx.Err() != nil {
 		return c.interrupted("Decide")
@@ -762,6 +767,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	perfstat.Mark("oriented")
 	din := c.decideInput(obs, ori)
 	dec := decide.Decide(din)
+	dec.CycleMode = c.takeLeap(winnerName(dec))
 	c.res.Decision = &dec
 	perfstat.Mark("decided")
 	sf := orient.SummaryFacts{Observed: len(obs.Domains), Alerts: alertNames(obs), Winner: winnerName(dec), Skip: dec.SkipReason, Guidance: dec.Guidance, Gated: dec.Gated, Prev: ori.PrevSummary}
@@ -1276,6 +1282,7 @@ func (c *cycle) envFor(obs *observe.Observation, domain, skill string, conf floa
 		"OODA_STATE_FILE":       "",
 		"OODA_LENS":             "",
 	}
+	c.leapEnv(env, domain)
 	if dc, ok := c.cfg.Domains.Get(domain); ok {
 		// A state file that leads out of the project (a symlink planted
 		// since the config was validated) is never handed to the skill.

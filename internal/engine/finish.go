@@ -115,6 +115,9 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	// The decision log and the CHANGELOG are shared history: no path of
 	// this machine's in them.
 	f.Error = c.recorded(f.Error)
+	// 5-G: the artifact of a cycle that changed it is graded before the
+	// result is weighed (6-C9: quality = process × artifact).
+	c.gradeArtifact(c.ctx, &f)
 	resultType := record.ResultType(f)
 	quality := record.Quality(resultType, f.ArtifactScore)
 	entry := record.DecisionEntry(f, resultType, quality)
@@ -323,6 +326,9 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 			c.res.HaltCreated = true
 			c.printf("[HALT] %s", reason)
 		}
+	}
+	if err := c.writeArtifactHalts(); err != nil {
+		failed = append(failed, fmt.Errorf("HALT: %w", err))
 	}
 	perfstat.Mark("cycle log appended")
 	// 6-A: state.json last.

@@ -293,6 +293,12 @@ func (c *cycle) checkpoint(ctx context.Context, reason string) {
 	// pending[]: the snapshot holds them too, as the original's does.
 	queue, _ := c.store.RawEvolveFile(state.ActionQueueFile)
 	cp.StateSnapshot = state.SnapshotOf(conf, c.snap.ActionQueue, queue)
+	c.carryRubricHashes(&cp)
+	if l := c.art.leap; l != nil && l.baseline != nil {
+		if b, err := json.Marshal(l.baseline); err == nil {
+			cp.LeapBaselineScores = b
+		}
+	}
 	c.snap.Checkpoints.Add(cp)
 	if err := c.store.SaveCheckpoints(c.snap.Checkpoints); err != nil {
 		c.printf("[WARN] checkpoint not written: %v", err)

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -84,8 +85,24 @@ type Facts struct {
 	Focus           string
 	// OnMission is the 6-C9 on-mission flag computed by the caller.
 	OnMission bool
-	// ArtifactScore is nil until the artifact axis exists.
+	// ArtifactScore is the 5-G aggregate of the winner's rubric, nil when
+	// the cycle was not graded (no rubric, no artifact change, nothing
+	// captured).
 	ArtifactScore *float64
+	// DimensionScores, WeakestDimension: the rest of the 5-G critique
+	// (nil and "" when not graded); a dimension without a score is null.
+	DimensionScores  map[string]*float64
+	WeakestDimension string
+	// LeapTarget is the dimension a leap or rewrite cycle targeted;
+	// LeapAttempts its 4-C2 record ({dimension, attempt_number,
+	// delta_score}), which 2-G's thrashing guard reads back.
+	LeapTarget   string
+	LeapAttempts []LeapAttempt
+	// LeapRegressed: the leap was reverted by its verification gate.
+	LeapRegressed bool
+	// LeapBelowBar is set on a kept leap: whether its dimension is still
+	// below bar (the outcome's leap_dim_still_below_bar).
+	LeapBelowBar *bool
 
 	// What the original OODA loop's decision-log readers read besides the
 	// above (see state.DecisionEntry).
@@ -106,6 +123,13 @@ type Facts struct {
 	ProposalsWritten []string
 	// Contrarian is the contrarian check the cycle made, nil if none.
 	Contrarian *state.ContrarianRecord
+}
+
+// LeapAttempt is one leap_attempts[] entry of an outcome.
+type LeapAttempt struct {
+	Dimension     string   `json:"dimension"`
+	AttemptNumber int      `json:"attempt_number"`
+	DeltaScore    *float64 `json:"delta_score"`
 }
 
 // Bounds of the lists a decision-log entry carries: the log is read at
@@ -145,6 +169,8 @@ func ProcessFactor(resultType string) float64 {
 // back-annotation; at cycle end a PR can only have been created.
 func ResultType(f Facts) string {
 	switch {
+	case f.LeapRegressed:
+		return TypeLeapRegressed
 	case f.Result == "error":
 		return TypeError
 	case f.PRNumber != nil:
@@ -388,6 +414,8 @@ func Changelog(f Facts, resultType string) string {
 		// 6-C3 lines exactly.
 		b.WriteString(line)
 	}
+	// Only for a graded or leap cycle, likewise.
+	b.WriteString(changelogArtifact(f))
 	score := 0.0
 	if f.Score != nil {
 		score = *f.Score
@@ -418,6 +446,46 @@ func Changelog(f Facts, resultType string) string {
 	fmt.Fprintf(&b, "- **Cost**: +$%.2f (total today: $%.2f)\n", f.CostUSD, f.CostToday)
 	fmt.Fprintf(&b, "- **Season**: %s\n", orDefault(oneLine(f.Season), "default"))
 	fmt.Fprintf(&b, "- **Focus**: %s\n", orNone(oneLine(f.Focus)))
+	return b.String()
+}
+
+// changelogArtifact is the Artifact line of a cycle the 5-G critique
+// graded, and the Leap line of a leap or rewrite cycle; "" for any other.
+// Dimension names come from config.json and are escaped like every other
+// value the CHANGELOG shows.
+func changelogArtifact(f Facts) string {
+	var b strings.Builder
+	if f.ArtifactScore != nil || f.DimensionScores != nil {
+		score := "null"
+		if f.ArtifactScore != nil {
+			score = strconv.FormatFloat(*f.ArtifactScore, 'f', 3, 64)
+		}
+		names := make([]string, 0, len(f.DimensionScores))
+		for n := range f.DimensionScores {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		parts := make([]string, 0, len(names))
+		for _, n := range names {
+			v := "null"
+			if p := f.DimensionScores[n]; p != nil {
+				v = strconv.FormatFloat(*p, 'f', 3, 64)
+			}
+			parts = append(parts, safetext.Text(oneLine(n))+" "+v)
+		}
+		fmt.Fprintf(&b, "- **Artifact**: %s (weakest: %s; %s)\n", score, orNone(safetext.Text(oneLine(f.WeakestDimension))), orNone(strings.Join(parts, ", ")))
+	}
+	if f.LeapTarget != "" {
+		verdict := "kept"
+		if f.LeapRegressed {
+			verdict = "regressed, reverted"
+		}
+		delta := ""
+		if n := len(f.LeapAttempts); n > 0 && f.LeapAttempts[n-1].DeltaScore != nil {
+			delta = fmt.Sprintf(", Δ %+.3f", *f.LeapAttempts[n-1].DeltaScore)
+		}
+		fmt.Fprintf(&b, "- **Leap**: %s on %s (%s%s)\n", orDefault(oneLine(f.CycleMode), "leap"), safetext.Text(oneLine(f.LeapTarget)), verdict, delta)
+	}
 	return b.String()
 }
 
@@ -534,6 +602,34 @@ func Outcome(f Facts, resultType string, quality float64) state.Outcome {
 		Result: f.Result, ResultType: resultType, ProcessFactor: &pf, QualityMult: quality,
 		PRNumber: f.PRNumber, HadOutput: boolp(f.HadOutput), OnMission: boolp(f.OnMission),
 		ArtifactScore: f.ArtifactScore, CycleMode: f.CycleMode,
+	}
+	// The critique's other fields have no typed place in the outcome (an
+	// older reader must keep reading the file): they are kept as the
+	// original writes them, beside the typed ones.
+	put := func(key string, v any) {
+		if b, err := json.Marshal(v); err == nil {
+			if o.Extra == nil {
+				o.Extra = state.Extra{}
+			}
+			o.Extra[key] = b
+		}
+	}
+	if f.ArtifactScore != nil || f.DimensionScores != nil {
+		put("dimension_scores", f.DimensionScores)
+		if f.WeakestDimension != "" {
+			put("weakest_dimension", f.WeakestDimension)
+		} else {
+			put("weakest_dimension", nil)
+		}
+	}
+	if f.LeapTarget != "" {
+		put("leap_target", f.LeapTarget)
+	}
+	if len(f.LeapAttempts) > 0 {
+		put("leap_attempts", f.LeapAttempts)
+	}
+	if f.LeapBelowBar != nil {
+		put("leap_dim_still_below_bar", *f.LeapBelowBar)
 	}
 	return o
 }
