@@ -60,6 +60,10 @@ type artifactState struct {
 	// dirtyBefore are the working-tree paths git showed changed before a
 	// leap's skill ran, which a revert must leave alone.
 	dirtyBefore map[string]bool
+	// entries caches artifactEntries.
+	entries []artifact.Entry
+	// goalsCapped: capGoals changed a goal.
+	goalsCapped bool
 }
 
 // leapPolicy is config leap as the artifact package takes it.
@@ -102,6 +106,9 @@ func (c *cycle) rubricFor(domain string) *artifact.Rubric {
 // artifactEntries are the outcome records as plateau detection reads
 // them, oldest first, with this cycle's back-annotations applied.
 func (c *cycle) artifactEntries() []artifact.Entry {
+	if c.art.entries != nil {
+		return c.art.entries
+	}
 	entries := c.snap.Outcomes.Entries
 	if c.outc.Outcomes != nil {
 		entries = c.outc.Outcomes
@@ -125,7 +132,94 @@ func (c *cycle) artifactEntries() []artifact.Entry {
 		}
 		out = append(out, e)
 	}
+	c.art.entries = out
 	return out
+}
+
+// capGoals is 2-C's evidence gate: the progress of a goal whose domain has
+// a rubric (and, with a "dimension" key, of that dimension) is capped by
+// the artifact's rolling score over bar, and reaches 1 only once the score
+// held at or above bar for plateau_window graded cycles; a goal that the
+// gate keeps below 1 is not completed. The evidence is kept on the goal
+// (evidence: {rolling_artifact_mean, consecutive_above_bar}). It returns
+// the goals it capped.
+func (c *cycle) capGoals(gs *state.Goals) map[string]bool {
+	capped := map[string]bool{}
+	was := map[string]string{}
+	for _, g := range c.goalsBefore {
+		was[g.ID] = g.StatusBefore
+	}
+	for i := range gs.Goals {
+		g := &gs.Goals[i]
+		justDone := g.Status == "completed" && was[g.ID] == "active"
+		if (g.Status != "active" && !justDone) || g.Domain == "" {
+			continue
+		}
+		r := c.rubricFor(g.Domain)
+		if !r.Active() {
+			continue
+		}
+		dim := extraText(g.Extra, "dimension")
+		if dim != "" {
+			if _, ok := r.Dimension(dim); !ok {
+				c.printf("[WARN] goals.json: goal %s names dimension %q, which the rubric of %s does not have; its evidence is the whole artifact.", g.ID, dim, g.Domain)
+				dim = ""
+			}
+		}
+		before := g.ProgressValue()
+		p, ev := artifact.CapGoal(before, c.artifactEntries(), g.Domain, dim, r)
+		evb, _ := json.Marshal(ev)
+		ex := make(state.Extra, len(g.Extra)+1)
+		for k, v := range g.Extra {
+			ex[k] = v
+		}
+		changedEv := !bytes.Equal(compactJSON(g.Extra["evidence"]), evb)
+		ex["evidence"] = evb
+		if p < before {
+			v := p
+			g.Progress = &v
+			capped[g.ID] = true
+			if justDone {
+				g.Status = "active"
+			}
+			c.printf("[Orient] Goal %s: progress %.2f capped at %.2f by the artifact's evidence (rolling score %s, %d graded cycle(s) in a row at or above bar %.2f).",
+				g.ID, before, p, scoreText(ev.RollingArtifactMean), ev.ConsecutiveAboveBar, r.Bar)
+		}
+		if changedEv || p < before {
+			g.Extra = ex
+			c.art.goalsCapped = true
+		}
+	}
+	return capped
+}
+
+// compactJSON is raw without insignificant space, for comparing.
+func compactJSON(raw json.RawMessage) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// extraText is the string under key of an unknown-key map, "" when absent
+// or not a string.
+func extraText(ex state.Extra, key string) string {
+	var s string
+	if raw, ok := ex[key]; ok && json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return ""
+}
+
+// goalOfNote is the goal id a "[Orient] Goal ID completed" note names.
+func goalOfNote(n string) string {
+	rest, ok := strings.CutPrefix(n, "[Orient] Goal ")
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, " completed")
+	return id
 }
 
 // planArtifact is 2-G and the 3-K gate, before Decide: for every observed

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/present"
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
@@ -195,6 +197,18 @@ func TestStep5G_2G_3K_4C2_ArtifactAxisEndToEnd(t *testing.T) {
 	if modes := readFile(t, filepath.Join(dir, "modes.log")); strings.Count(modes, "rewrite target=latency") != 1 || strings.Count(modes, "leap target=latency") != 3 {
 		t.Errorf("modes given to the skill:\n%s", modes)
 	}
+
+	// The scorecard over these records: the artifact's KPIs (graded
+	// cycles only), and the grade capped by the artifact below its bar.
+	cfg, err := config.LoadProject(filepath.Join(dir, "config.json"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := present.BuildScorecard(cfg, state.New(dir), 0)
+	if sc.ArtifactCycles != 3 || sc.ArtifactQuality == nil || *sc.ArtifactQuality != 0.556 || !sc.Goodhart.BelowBar || sc.Goodhart.Cap == nil {
+		t.Errorf("scorecard: artifact %v over %d cycles, goodhart %+v", sc.ArtifactQuality, sc.ArtifactCycles, sc.Goodhart)
+	}
+	golden(t, "scorecard.txt", present.RenderScorecard(sc, present.Style{}))
 }
 
 // TestStep5G_MutatedRubricHalts: the loop may not change its own grading
@@ -251,5 +265,39 @@ func TestStep5G_CaptureFailureIsNullNotAScore(t *testing.T) {
 	// No history of scores, no plateau: the next cycle is a feature one.
 	if _, out := run(t, dir, t0.Add(time.Hour), false); strings.Contains(out, "LEAP MODE") {
 		t.Errorf("leapt without a score:\n%s", out)
+	}
+}
+
+// TestStep2C_GoalCappedByArtifactEvidence: a goal of a graded domain whose
+// own metric says done is not completed until the artifact held its bar
+// for plateau_window graded cycles; until then its progress is capped and
+// the evidence kept on the goal.
+func TestStep2C_GoalCappedByArtifactEvidence(t *testing.T) {
+	dir := artifactProject(t, "")
+	write(t, filepath.Join(dir, "p95"), "100\n") // every target met: artifact 1.0
+	write(t, filepath.Join(dir, "agent/state/evolve/goals.json"),
+		`{"goals": [{"id": "G1", "title": "fast service", "domain": "build", "status": "active", "metric_command": "echo 1", "target": 1}]}`)
+	goal := func() map[string]any {
+		var gs struct {
+			Goals []map[string]any `json:"goals"`
+		}
+		readJSON(t, filepath.Join(dir, "agent/state/evolve/goals.json"), &gs)
+		return gs.Goals[0]
+	}
+	_, out := run(t, dir, t0, false)
+	if g := goal(); g["status"] != "active" || g["progress"] != 0.0 || !strings.Contains(out, "[Orient] Goal G1: progress 1.00 capped at 0.00") || strings.Contains(out, "Goal G1 completed") {
+		t.Fatalf("no evidence yet, but %v:\n%s", g, out)
+	}
+	for i := 1; i <= 2; i++ {
+		run(t, dir, t0.Add(time.Duration(i)*time.Hour), false)
+	}
+	if g := goal(); g["status"] != "active" || g["progress"] != 0.99 {
+		t.Fatalf("two graded cycles at bar do not complete a goal (plateau_window 3): %v", g)
+	}
+	_, out = run(t, dir, t0.Add(3*time.Hour), false)
+	g := goal()
+	ev, _ := g["evidence"].(map[string]any)
+	if g["status"] != "completed" || ev["consecutive_above_bar"] != 3.0 || ev["rolling_artifact_mean"] != 1.0 || !strings.Contains(out, "Goal G1 completed") {
+		t.Fatalf("held at bar for 3 cycles, but %v:\n%s", g, out)
 	}
 }

@@ -88,6 +88,12 @@ func (c *cycle) orientMore(ctx context.Context, obs *observe.Observation, ori *o
 		} else {
 			c.measureGoals(ctx, ids)
 		}
+	} else if !c.opts.DryRun {
+		// Progress written by hand or by a skill is capped likewise.
+		gs := c.snap.Goals
+		if len(c.capGoals(&gs)) > 0 || c.art.goalsCapped {
+			c.snap.Goals, c.goalsChanged = gs, true
+		}
 	}
 
 	// 2-F: recall lessons for the candidates.
@@ -188,8 +194,13 @@ func (c *cycle) measureGoals(ctx context.Context, ids []string) {
 		}
 	}
 	gs, notes := reflect.ApplyProgress(c.snap.Goals, measured)
+	// 2-C's evidence gate before anything is said: a goal of a graded
+	// domain is not completed by its own metric alone.
+	capped := c.capGoals(&gs)
 	for _, n := range notes {
-		c.printf("%s", n)
+		if !capped[goalOfNote(n)] {
+			c.printf("%s", n)
+		}
 	}
 	c.snap.Goals = gs
 	c.goalsChanged = true
