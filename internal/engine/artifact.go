@@ -701,11 +701,13 @@ func (c *cycle) revertLeap(ctx context.Context, f *record.Facts, why string) {
 	sort.Strings(restore)
 	sort.Strings(remove)
 	if len(restore) > 0 {
-		if _, err := repo.Run(ctx, append([]string{"checkout", "HEAD", "--"}, restore...)...); err != nil {
+		// Paths are literal: a file the skill named ":(glob)*" must not
+		// widen what is checked out.
+		if _, err := repo.Run(ctx, append([]string{"--literal-pathspecs", "checkout", "HEAD", "--"}, restore...)...); err != nil {
 			// Files deleted by the skill and absent from HEAD cannot be
 			// checked out; the rest still must be.
 			for _, p := range restore {
-				_, _ = repo.Run(ctx, "checkout", "HEAD", "--", p)
+				_, _ = repo.Run(ctx, "--literal-pathspecs", "checkout", "HEAD", "--", p)
 			}
 		}
 	}

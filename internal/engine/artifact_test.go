@@ -301,3 +301,40 @@ func TestStep2C_GoalCappedByArtifactEvidence(t *testing.T) {
 		t.Fatalf("held at bar for 3 cycles, but %v:\n%s", g, out)
 	}
 }
+
+// TestStep4C2_RevertTouchesOnlyWhatTheLeapChanged: a regressed leap's
+// revert restores the files the skill changed and removes the ones it
+// created, but a path is only ever itself (a file named like a git
+// pathspec does not widen the checkout), a symlink it planted is removed
+// without its target being touched, and the user's own uncommitted work
+// is left as it was.
+func TestStep4C2_RevertTouchesOnlyWhatTheLeapChanged(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "precious")
+	write(t, outside, "keep me")
+	dir, _ := gitProject(t, artifactConfig, map[string]string{"capture.sh": captureScript, "p95": "400\n",
+		"wip.txt": "committed\n", ":(glob)*": "magic\n",
+		"build.sh": `if [ "$OODA_CYCLE_MODE" != feature ]; then
+  echo 500 > p95
+  echo changed > ':(glob)*'
+  ln -s "` + outside + `" planted-link
+fi
+printf '{"had_output": true, "artifact_changed": true}' > "$OODA_REPORT"
+`})
+	run(t, dir, t0, false) // graded: 0.333, below bar_leap
+	write(t, filepath.Join(dir, "wip.txt"), "the user's edit\n")
+	res, out := run(t, dir, t0.Add(time.Hour), false)
+	if res.ResultType != "leap_regressed" {
+		t.Fatalf("want a regressed leap:\n%s", out)
+	}
+	for name, want := range map[string]string{"p95": "400\n", ":(glob)*": "magic\n", "wip.txt": "the user's edit\n"} {
+		if got := readFile(t, filepath.Join(dir, name)); got != want {
+			t.Errorf("%s = %q after the revert, want %q", name, got, want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "planted-link")); !os.IsNotExist(err) {
+		t.Errorf("planted symlink left behind: %v", err)
+	}
+	if got := readFile(t, outside); got != "keep me" {
+		t.Errorf("the symlink's target was touched: %q", got)
+	}
+}
