@@ -232,7 +232,14 @@ func (c *cycle) planArtifact(domains []string, ori *orient.Orientation) {
 	var entries []artifact.Entry
 	var best *leapPlan
 	bestBonus := -1.0
+	top := hasRubric(c.cfg.QualityRubric)
 	for _, name := range domains {
+		if !top {
+			// Most projects grade nothing: no per-domain work for them.
+			if dc, ok := c.cfg.Domains.Get(name); !ok || !hasRubric(dc.QualityRubric) {
+				continue
+			}
+		}
 		r := c.rubricFor(name)
 		if !r.Active() {
 			continue
@@ -271,7 +278,7 @@ func (c *cycle) planArtifact(domains []string, ori *orient.Orientation) {
 			spent = record.Spent(c.obs.Ledger)
 		}
 		mode, deferred := artifact.Gate(d, lp, artifact.Budget{DryRun: c.opts.DryRun, SpentTodayUSD: spent,
-			DailyLimitUSD: c.cfg.Cost.DailyLimitUSD, LeapsToday: c.leapsToday(entries)})
+			DailyLimitUSD: c.cfg.Cost.DailyLimitUSD, LeapsToday: c.leapsToday()})
 		if deferred != "" {
 			c.printf("[Decide] Plateau on %s ('%s'), but %s.", name, d.LeapTarget, deferred)
 			continue
@@ -303,8 +310,15 @@ func (c *cycle) planArtifact(domains []string, ori *orient.Orientation) {
 	c.art.leap = best
 }
 
+// hasRubric reports whether a quality_rubric is given (not absent, not
+// null), as artifact.Select decides, without parsing it.
+func hasRubric(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}
+
 // leapsToday counts the leap and rewrite cycles of the current UTC day.
-func (c *cycle) leapsToday(entries []artifact.Entry) int {
+func (c *cycle) leapsToday() int {
 	day := c.now.UTC().Format("2006-01-02")
 	n := 0
 	for _, o := range c.snap.Outcomes.Entries {
@@ -312,7 +326,6 @@ func (c *cycle) leapsToday(entries []artifact.Entry) int {
 			n++
 		}
 	}
-	_ = entries
 	return n
 }
 
