@@ -78,7 +78,7 @@ func EntryFromJSON(raw json.RawMessage, path string) (Entry, []string, error) {
 		// Sorted, so that the warnings come in the same order every time.
 		for _, k := range slices.Sorted(maps.Keys(ds)) {
 			x := ds[k]
-			if !nameRE.MatchString(k) {
+			if !validName(k) {
 				warn("dimension_scores", "ignored a key that is not a dimension name")
 				continue
 			}
@@ -102,7 +102,7 @@ func EntryFromJSON(raw json.RawMessage, path string) (Entry, []string, error) {
 				continue
 			}
 			dim, _ := a["dimension"].(string)
-			if !nameRE.MatchString(dim) {
+			if !validName(dim) {
 				warn(ap+".dimension", "ignored: not a dimension name")
 				continue
 			}
