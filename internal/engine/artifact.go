@@ -12,6 +12,7 @@ import (
 
 	"github.com/ooda-loop/ooda/internal/artifact"
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/decide"
 	"github.com/ooda-loop/ooda/internal/judge"
 	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/proc"
@@ -346,21 +347,28 @@ func (c *cycle) resolveGaps(names []string) {
 }
 
 // takeLeap settles the leap after Decide: it runs only when its domain
-// won; the cycle's mode is then the leap's.
-func (c *cycle) takeLeap(winner string) string {
+// won; the cycle's mode (and the 3-K step Decide noted) is then the
+// leap's.
+func (c *cycle) takeLeap(dec *decide.Decision) {
 	l := c.art.leap
 	if l == nil {
-		return artifact.ModeFeature
+		return
 	}
+	winner := winnerName(*dec)
 	if winner != l.domain {
 		if winner != "" {
 			c.printf("[Decide] The leap on %s ('%s') waits: %s won this cycle.", l.domain, l.target, winner)
 		}
 		c.art.leap = nil
-		return artifact.ModeFeature
+		return
+	}
+	dec.CycleMode = l.mode
+	for i, n := range dec.Notes {
+		if strings.HasPrefix(n, "3-K: cycle mode ") {
+			dec.Notes[i] = fmt.Sprintf("3-K: cycle mode %s on %s of %s (%s)", l.mode, l.target, l.domain, l.decision.Reason)
+		}
 	}
 	c.printf("[Decide] LEAP MODE (%s): overhaul '%s' of %s (artifact %s, bar %.3g). RICE bypassed for this cycle.", l.mode, l.target, l.domain, scoreText(l.decision.ArtifactScore), l.rubric.Bar)
-	return l.mode
 }
 
 // scoreText prints a score, or "null".

@@ -767,7 +767,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	perfstat.Mark("oriented")
 	din := c.decideInput(obs, ori)
 	dec := decide.Decide(din)
-	dec.CycleMode = c.takeLeap(winnerName(dec))
+	c.takeLeap(&dec)
 	c.res.Decision = &dec
 	perfstat.Mark("decided")
 	sf := orient.SummaryFacts{Observed: len(obs.Domains), Alerts: alertNames(obs), Winner: winnerName(dec), Skip: dec.SkipReason, Guidance: dec.Guidance, Gated: dec.Gated, Prev: ori.PrevSummary}
