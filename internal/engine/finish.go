@@ -120,6 +120,10 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	c.gradeArtifact(c.ctx, &f)
 	resultType := record.ResultType(f)
 	quality := record.Quality(resultType, f.ArtifactScore)
+	if f.DimensionScores != nil || f.LeapTarget != "" {
+		// 6-C9 on a graded cycle: what the artifact did to the quality.
+		c.printf("[Reflect] Outcome: %s · artifact %s → quality %.3f.", resultType, scoreText(f.ArtifactScore), quality)
+	}
 	entry := record.DecisionEntry(f, resultType, quality)
 	log := append(append([]state.DecisionEntry(nil), st.DecisionLog...), entry)
 
