@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/act"
+	"github.com/ooda-loop/ooda/internal/artifact"
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/contract"
 	"github.com/ooda-loop/ooda/internal/decide"
@@ -296,6 +297,9 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 	// A leap's baseline critique is taken before anything changes, and
 	// kept in the checkpoint its verification compares against.
 	c.leapBaseline(ctx)
+	if c.art.leap == nil && f.CycleMode != artifact.ModeFeature && f.CycleMode != "" {
+		f.CycleMode = artifact.ModeFeature // no baseline, no leap
+	}
 	if cfg.Safety.EnableRollback || cfg.Safety.EnableAutoMerge || c.art.leap != nil {
 		// 4-C2: auto-merge forces checkpointing, so a merge the engine
 		// makes by itself always has a recovery point; so does a leap,

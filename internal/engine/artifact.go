@@ -65,6 +65,9 @@ type artifactState struct {
 	entries []artifact.Entry
 	// goalsCapped: capGoals changed a goal.
 	goalsCapped bool
+	// mutated are the domains whose rubric changed since its first use,
+	// found this cycle.
+	mutated map[string]bool
 }
 
 // leapPolicy is config leap as the artifact package takes it.
@@ -245,6 +248,9 @@ func (c *cycle) planArtifact(domains []string, ori *orient.Orientation) {
 		if !r.Active() {
 			continue
 		}
+		if !c.rubricIntact(name, r) {
+			continue // a rubric changed since its first use plans nothing
+		}
 		if entries == nil {
 			entries = c.artifactEntries()
 		}
@@ -379,11 +385,30 @@ func scoreText(p *float64) string {
 	return fmt.Sprintf("%.3f", *p)
 }
 
+// rubricIntact is checkRubric without recording: false (with the HALT
+// queued, once) when domain's rubric no longer matches the hash recorded
+// on its first use, so that a changed rubric never plans a leap.
+func (c *cycle) rubricIntact(domain string, r *artifact.Rubric) bool {
+	recorded := c.recordedRubricHash(domain)
+	if recorded == "" {
+		return true
+	}
+	in, err := artifact.CheckIntegrity(r.Path, r.Raw, recorded)
+	if err == nil && in.Halt == "" {
+		return true
+	}
+	c.checkRubric(c.ctx, domain, r) // says it and queues the HALT
+	return false
+}
+
 // checkRubric is the 5-G integrity check before grading with r: the hash
 // recorded on the rubric's first use must still match. It records the hash
 // when none was, and returns false (with a HALT queued) when the rubric
 // changed since.
 func (c *cycle) checkRubric(ctx context.Context, domain string, r *artifact.Rubric) bool {
+	if c.art.mutated[domain] {
+		return false // said once this cycle
+	}
 	recorded := c.recordedRubricHash(domain)
 	in, err := artifact.CheckIntegrity(r.Path, r.Raw, recorded)
 	if err != nil {
@@ -391,6 +416,10 @@ func (c *cycle) checkRubric(ctx context.Context, domain string, r *artifact.Rubr
 		return false
 	}
 	if in.Halt != "" {
+		if c.art.mutated == nil {
+			c.art.mutated = map[string]bool{}
+		}
+		c.art.mutated[domain] = true
 		c.printf("[5-G] %s: HALT at the end of this cycle.", in.Halt)
 		c.addDomainGap(domain, "rubric_mutated_"+gapKey(domain), "safety_violation", in.Halt)
 		c.art.halts = append(c.art.halts, in.Halt)

@@ -338,3 +338,20 @@ printf '{"had_output": true, "artifact_changed": true}' > "$OODA_REPORT"
 		t.Errorf("the symlink's target was touched: %q", got)
 	}
 }
+
+// TestStep5G_MutatedRubricPlansNoLeap: a rubric changed after its first
+// use is caught before plateau detection, so the changed standard cannot
+// even choose a leap; the cycle runs as a feature cycle and the HALT
+// follows, said once.
+func TestStep5G_MutatedRubricPlansNoLeap(t *testing.T) {
+	dir := artifactProject(t, "150\n")
+	run(t, dir, t0, false) // graded 0.333: the next cycle would leap
+	write(t, filepath.Join(dir, "config.json"), strings.Replace(artifactConfig, `"value": 300`, `"value": 310`, 1))
+	res, out := run(t, dir, t0.Add(time.Hour), false)
+	if strings.Contains(out, "LEAP MODE") || !res.HaltCreated || strings.Count(out, "changed since it was first used (sha256") != 2 {
+		t.Fatalf("want no leap, one warning and the HALT:\n%s", out)
+	}
+	if e := outcomeEntries(t, dir)[1]; e["cycle_mode"] != "feature" {
+		t.Errorf("cycle_mode %v", e["cycle_mode"])
+	}
+}
