@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ooda-loop/ooda/internal/artifact"
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/contract"
 	"github.com/ooda-loop/ooda/internal/safetext"
@@ -123,6 +124,28 @@ func runValidate(g *globals, strict bool) error {
 			}
 			contracts[d.PrimarySkill] = ct
 		}
+		// A rubric the cycle could not grade with is refused here, with
+		// every problem's path, rather than found at its first grading.
+		rubrics := []struct {
+			ptr  string
+			raw  []byte
+			path string
+		}{{config.Pointer("quality_rubric"), cfg.QualityRubric, "quality_rubric"}}
+		for _, d := range cfg.Domains {
+			rubrics = append(rubrics, struct {
+				ptr  string
+				raw  []byte
+				path string
+			}{config.Pointer("domains", d.Name, "quality_rubric"), d.QualityRubric, "domains." + d.Name + ".quality_rubric"})
+		}
+		for _, r := range rubrics {
+			if _, perr := artifact.Parse(r.raw, r.path); perr != nil {
+				for _, line := range strings.Split(perr.Error(), "\n") {
+					ptr, reason := rubricIssue(r.ptr, r.path, line)
+					issues = append(issues, config.Issue{Path: ptr, Reason: reason})
+				}
+			}
+		}
 		for _, c := range contract.ChainCycles(contracts) {
 			w := "circular chain " + strings.Join(c, " -> ") + " (each skill still runs at most once per cycle)"
 			warnings, lines = append(warnings, w), append(lines, w)
@@ -174,4 +197,37 @@ func runValidate(g *globals, strict bool) error {
 	}
 	fmt.Fprintf(g.stdout, "%s: valid (%d domains, level %d)\n", path, len(cfg.Domains), cfg.ProgressiveComplex.CurrentLevel)
 	return nil
+}
+
+// rubricIssue turns one of artifact.Parse's problems ("<path>: <reason>",
+// the path dotted from the rubric's, e.g. "quality_rubric.dimensions[1].name")
+// into the JSON pointer and reason every other configuration problem is
+// reported with. A line of another shape stays whole, at the rubric.
+func rubricIssue(ptr, path, line string) (string, string) {
+	rest, ok := strings.CutPrefix(line, path)
+	if !ok {
+		return ptr, line
+	}
+	for {
+		switch {
+		case strings.HasPrefix(rest, ": "):
+			return ptr, rest[2:]
+		case strings.HasPrefix(rest, "."):
+			end := strings.IndexAny(rest[1:], ".[:")
+			if end < 0 {
+				return ptr, line
+			}
+			ptr += "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(rest[1:1+end])
+			rest = rest[1+end:]
+		case strings.HasPrefix(rest, "["):
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				return ptr, line
+			}
+			ptr += "/" + rest[1:end]
+			rest = rest[end+1:]
+		default:
+			return ptr, line
+		}
+	}
 }
