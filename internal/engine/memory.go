@@ -19,13 +19,6 @@ func (c *cycle) rememberWeek(w *state.Store, f *record.Facts, log []state.Decisi
 	cfg, snap := c.cfg, c.snap
 
 	// 6-C4: the episode of the week that just ended, written once.
-	scores := map[string]float64{}
-	for d, v := range c.ori.Confidence {
-		scores[d] = v
-	}
-	for d, v := range conf.Scores {
-		scores[d] = v
-	}
 	st := &snap.State
 	if iv := cfg.Memory.ContrarianCheckInterval; iv > 0 && f.Cycle > 0 && f.Cycle%iv == 0 {
 		st.ContrarianChecks = append(append([]string(nil), st.ContrarianChecks...), state.FormatTime(c.now))
@@ -34,25 +27,35 @@ func (c *cycle) rememberWeek(w *state.Store, f *record.Facts, log []state.Decisi
 		}
 	}
 	// The episode summarises the ISO week before this one: count what
-	// happened in it.
-	from, to := previousISOWeek(c.now)
-	within := func(ts string) bool {
-		t, ok := state.ParseTime(ts)
-		return ok && !t.Before(from) && t.Before(to)
-	}
-	contrarian := weekContrarianChecks(st.ContrarianChecks, log, within)
-	gaps := 0
-	for _, g := range snap.SkillGaps.Gaps {
-		if within(g.FirstSeenAt()) {
-			gaps++
+	// happened in it — once a week: the other cycles of the week find it
+	// written and gather nothing.
+	if reflect.EpisodeDue(snap.Episodes, c.now) {
+		scores := map[string]float64{}
+		for d, v := range c.ori.Confidence {
+			scores[d] = v
 		}
-	}
-	eps, ep := reflect.WriteEpisode(reflect.EpisodeInput{Now: c.now, Config: cfg, Episodes: snap.Episodes,
-		Log: reflect.CycleRecords(log, outcomes), Reflections: snap.Reflections.Reflections, Confidence: scores,
-		GapsFound: gaps, ContrarianChecks: contrarian})
-	if ep != nil {
-		snap.Episodes, c.episodesChanged = eps, true
-		c.printf("[Memory] Episode %s written: %s", ep.ID, ep.Summary)
+		for d, v := range conf.Scores {
+			scores[d] = v
+		}
+		from, to := previousISOWeek(c.now)
+		within := func(ts string) bool {
+			t, ok := state.ParseTime(ts)
+			return ok && !t.Before(from) && t.Before(to)
+		}
+		contrarian := weekContrarianChecks(st.ContrarianChecks, log, within)
+		gaps := 0
+		for _, g := range snap.SkillGaps.Gaps {
+			if within(g.FirstSeenAt()) {
+				gaps++
+			}
+		}
+		eps, ep := reflect.WriteEpisode(reflect.EpisodeInput{Now: c.now, Config: cfg, Episodes: snap.Episodes,
+			Log: reflect.CycleRecords(log, outcomes), Reflections: snap.Reflections.Reflections, Confidence: scores,
+			GapsFound: gaps, ContrarianChecks: contrarian})
+		if ep != nil {
+			snap.Episodes, c.episodesChanged = eps, true
+			c.printf("[Memory] Episode %s written: %s", ep.ID, ep.Summary)
+		}
 	}
 	// Principles every cycle: extraction, confirmation and decay.
 	ps, pr := reflect.ExtractPrinciples(snap.Episodes, snap.Principles, reflect.PrincipleInput{Now: c.now, Config: cfg})

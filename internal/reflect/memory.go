@@ -197,6 +197,22 @@ func WriteEpisode(in EpisodeInput) (state.Episodes, *state.Episode) {
 	return out, &written
 }
 
+// EpisodeDue reports whether WriteEpisode could write an episode at now:
+// none is kept yet for the ISO week before now's. Once a week's episode
+// is written it is false for the rest of the week, so a cycle can skip
+// gathering the week's records (every outcome and decision) that
+// WriteEpisode would only look at to find that out.
+func EpisodeDue(eps state.Episodes, now time.Time) bool {
+	start, _ := memPreviousWeek(now)
+	id := memEpisodeID(start)
+	for _, ep := range eps.Episodes {
+		if ep.Week() == id {
+			return false
+		}
+	}
+	return true
+}
+
 // memPreviousWeek is [Monday 00:00, next Monday 00:00) of the ISO week
 // before the one containing now, in UTC.
 func memPreviousWeek(now time.Time) (time.Time, time.Time) {
