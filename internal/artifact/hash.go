@@ -78,7 +78,7 @@ func CheckIntegrity(path string, raw json.RawMessage, recorded string) (Integrit
 		return Integrity{Hash: h}, nil
 	}
 	return Integrity{Hash: h, Halt: fmt.Sprintf(
-		"config.json %s changed since it was first used (sha256 %s; agent/state/evolve/checkpoints.json rubric_hash %s): the loop may not change the standard it is graded by; a human must restore the rubric or re-record its hash",
+		"config.json %s changed since it was first used (sha256 %s, recorded %s in agent/state/evolve/checkpoints.json rubric_hashes): the loop may not change the standard it is graded by. Restore the rubric, or accept the change by deleting its entry from rubric_hashes in the newest checkpoint.",
 		path, short(h), short(rec))}, nil
 }
 

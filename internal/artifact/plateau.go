@@ -113,7 +113,9 @@ func (d Decision) Active() bool { return d.Mode == ModeLeap || d.Mode == ModeRew
 // Choices where the original is silent or loose:
 //   - A failed leap is an attempt with delta_score below
 //     leap.min_dimension_delta, or with no delta_score at all (a leap that
-//     could not be measured did not clear the delta either).
+//     could not be measured did not clear the delta either), or one whose
+//     outcome is leap_regressed although its target rose (the artifact as
+//     a whole fell and the leap was reverted).
 //   - The rewrite is tried once per dimension over the whole history
 //     given, not only over the last few outcomes: deferred leaps produce
 //     feature cycles, which would otherwise push an earlier rewrite out of
@@ -284,12 +286,19 @@ func failedLeaps(dom []Entry, dim string, minDelta float64) (int, []string) {
 			if a.Dimension != dim {
 				continue
 			}
-			if a.DeltaScore == nil || math.IsNaN(*a.DeltaScore) {
+			switch {
+			case a.DeltaScore == nil || math.IsNaN(*a.DeltaScore):
 				n++
 				cycles = append(cycles, fmt.Sprintf("cycle #%d (no delta)", e.CycleID))
-			} else if *a.DeltaScore < minDelta {
+			case *a.DeltaScore < minDelta:
 				n++
 				cycles = append(cycles, fmt.Sprintf("cycle #%d (Δ %.3g)", e.CycleID, *a.DeltaScore))
+			case e.ResultType == ResultLeapRegressed:
+				// Its target rose, but the artifact fell and it was
+				// reverted: a failure too, or such leaps would repeat
+				// forever without reaching the rewrite or the HALT.
+				n++
+				cycles = append(cycles, fmt.Sprintf("cycle #%d (Δ %.3g, artifact fell)", e.CycleID, *a.DeltaScore))
 			}
 		}
 	}

@@ -261,3 +261,20 @@ func Test2G_AssetCeiling(t *testing.T) {
 		t.Errorf("assets supplied: %+v", d)
 	}
 }
+
+// A leap whose target rose but which was reverted because the artifact as
+// a whole fell counts as failed: otherwise such leaps would repeat forever,
+// never reaching the rewrite or the HALT.
+func Test2G_RevertedLeapWhoseTargetRoseIsAFailure(t *testing.T) {
+	r := mustParse(t, rubric2G)
+	hist := []Entry{scoredEntry(t, r, 1, 0.1)}
+	for i := 2; i <= 3; i++ {
+		e := leapEntry(t, r, i, 0.1, ModeLeap, "visual", f(0.3))
+		e.ResultType = ResultLeapRegressed
+		hist = append(hist, e)
+	}
+	d := Plan(hist, "build", r, defaultLeap())
+	if d.Mode != ModeRewrite || d.FailedLeaps != 2 || d.Memo == nil || !strings.Contains(d.Memo.StalledApproach, "artifact fell") {
+		t.Fatalf("two reverted leaps: %+v", d)
+	}
+}

@@ -236,6 +236,7 @@ func (c *cycle) planArtifact(domains []string, ori *orient.Orientation) {
 	var entries []artifact.Entry
 	var best *leapPlan
 	bestBonus := -1.0
+	c.checkRecordedRubrics()
 	top := hasRubric(c.cfg.QualityRubric)
 	for _, name := range domains {
 		if !top {
@@ -251,10 +252,15 @@ func (c *cycle) planArtifact(domains []string, ori *orient.Orientation) {
 		if !c.rubricIntact(name, r) {
 			continue // a rubric changed since its first use plans nothing
 		}
+		if c.recordedRubricHash(name) == "" {
+			// Nothing graded under this rubric yet (a new one, one a
+			// human accepted, or the original's): no history to plan from.
+			continue
+		}
 		if entries == nil {
 			entries = c.artifactEntries()
 		}
-		d := artifact.Plan(entries, name, r, lp)
+		d := artifact.Plan(sinceCycle(entries, c.rubricSince(name)), name, r, lp)
 		for _, g := range d.Gaps {
 			c.addDomainGap(name, g.Name, g.Type, g.Detail)
 		}
@@ -322,6 +328,20 @@ func (c *cycle) planArtifact(domains []string, ori *orient.Orientation) {
 func hasRubric(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}
+
+// sinceCycle are the entries of cycle since and later.
+func sinceCycle(entries []artifact.Entry, since int) []artifact.Entry {
+	if since <= 0 {
+		return entries
+	}
+	out := make([]artifact.Entry, 0, len(entries))
+	for _, e := range entries {
+		if e.CycleID >= since {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // leapsToday counts the leap and rewrite cycles of the current UTC day.
@@ -431,38 +451,58 @@ func (c *cycle) checkRubric(ctx context.Context, domain string, r *artifact.Rubr
 	return true
 }
 
-// recordedRubricHash is the hash recorded for domain's rubric, newest
-// checkpoint first; "" when none was. Only ooda's own per-domain record
-// counts: a rubric_hash the original wrote hashes bytes in a form that is
-// not known, so comparing it would stop every switched project.
-func (c *cycle) recordedRubricHash(domain string) string {
+// rubricSinceKey is the checkpoint key that keeps the cycle each
+// domain's rubric was first used in ({domain: cycle}): plateau detection
+// reads only the outcomes graded under the rubric in force.
+const rubricSinceKey = "rubric_since"
+
+// rubricRecord is the record of first uses: the rubric_hashes (and
+// rubric_since) of the newest checkpoint that holds the map. Every new
+// checkpoint carries the map forward, so the newest is the record; a
+// human accepts a changed rubric by deleting its domain from that map.
+// A value that is not a map is no record (the file is not trusted: an
+// unreadable record re-records rather than halting on garbage).
+func (c *cycle) rubricRecord() (map[string]string, map[string]int) {
 	cps := c.snap.Checkpoints.Checkpoints
 	for i := len(cps) - 1; i >= 0; i-- {
-		if h, ok := rubricHashes(cps[i])[domain]; ok {
-			return h
+		raw, ok := cps[i].Extra[rubricHashesKey]
+		if !ok {
+			continue
 		}
+		var hashes map[string]string
+		if json.Unmarshal(raw, &hashes) != nil {
+			return nil, nil
+		}
+		var since map[string]int
+		if b, ok := cps[i].Extra[rubricSinceKey]; ok && json.Unmarshal(b, &since) != nil {
+			since = nil
+		}
+		return hashes, since
 	}
-	return ""
+	return nil, nil
 }
 
-// rubricHashes reads a checkpoint's per-domain hashes; a value that is not
-// a map of strings is none (the file is not trusted, and an empty record
-// re-records rather than halting on garbage).
-func rubricHashes(cp state.Checkpoint) map[string]string {
-	raw, ok := cp.Extra[rubricHashesKey]
-	if !ok {
-		return nil
-	}
-	var m map[string]string
-	if json.Unmarshal(raw, &m) != nil {
-		return nil
-	}
-	return m
+// recordedRubricHash is the hash recorded for domain's rubric on its first
+// use; "" when none was. Only ooda's own per-domain record counts: a
+// rubric_hash the original wrote hashes bytes in a form that is not known,
+// so comparing it would stop every switched project.
+func (c *cycle) recordedRubricHash(domain string) string {
+	h, _ := c.rubricRecord()
+	return h[domain]
 }
 
-// recordRubricHash records domain's rubric hash in the newest checkpoint,
-// taking one when there is none, and writes checkpoints.json.
+// rubricSince is the cycle domain's rubric was first used in (0 when not
+// known: every outcome counts).
+func (c *cycle) rubricSince(domain string) int {
+	_, since := c.rubricRecord()
+	return since[domain]
+}
+
+// recordRubricHash records domain's rubric hash, and this cycle as its
+// first use, in the newest checkpoint (taking one when there is none),
+// and writes checkpoints.json.
 func (c *cycle) recordRubricHash(ctx context.Context, domain, hash string) {
+	hashes, since := c.rubricRecord()
 	if len(c.snap.Checkpoints.Checkpoints) == 0 {
 		c.checkpoint(ctx, "rubric first used")
 		if len(c.snap.Checkpoints.Checkpoints) == 0 {
@@ -470,12 +510,14 @@ func (c *cycle) recordRubricHash(ctx context.Context, domain, hash string) {
 		}
 	}
 	cp := &c.snap.Checkpoints.Checkpoints[len(c.snap.Checkpoints.Checkpoints)-1]
-	m := rubricHashes(*cp)
-	if m == nil {
-		m = map[string]string{}
+	if hashes == nil {
+		hashes = map[string]string{}
 	}
-	m[domain] = hash
-	setRubricHashes(cp, m)
+	if since == nil {
+		since = map[string]int{}
+	}
+	hashes[domain], since[domain] = hash, c.res.Cycle
+	setRubricRecord(cp, hashes, since)
 	h := hash
 	cp.RubricHash = &h
 	if err := c.store.SaveCheckpoints(c.snap.Checkpoints); err != nil {
@@ -485,32 +527,64 @@ func (c *cycle) recordRubricHash(ctx context.Context, domain, hash string) {
 	c.printf("[5-G] Rubric of %s first used: sha256 %s recorded in %s.", domain, hash[:16], state.CheckpointsFile)
 }
 
-// setRubricHashes writes the per-domain hashes into a checkpoint.
-func setRubricHashes(cp *state.Checkpoint, m map[string]string) {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return
-	}
+// setRubricRecord writes the record of first uses into a checkpoint.
+func setRubricRecord(cp *state.Checkpoint, hashes map[string]string, since map[string]int) {
 	if cp.Extra == nil {
 		cp.Extra = state.Extra{}
 	}
-	cp.Extra[rubricHashesKey] = b
+	if b, err := json.Marshal(hashes); err == nil {
+		cp.Extra[rubricHashesKey] = b
+	}
+	if b, err := json.Marshal(since); err == nil && since != nil {
+		cp.Extra[rubricSinceKey] = b
+	}
 }
 
-// carryRubricHashes copies the newest recorded hashes into a new
-// checkpoint, so that the five kept never lose them.
+// carryRubricHashes copies the record of first uses into a new
+// checkpoint, so that the five kept never lose it.
 func (c *cycle) carryRubricHashes(cp *state.Checkpoint) {
-	cps := c.snap.Checkpoints.Checkpoints
-	for i := len(cps) - 1; i >= 0; i-- {
-		if m := rubricHashes(cps[i]); m != nil {
-			setRubricHashes(cp, m)
-			if cps[i].RubricHash != nil {
-				h := *cps[i].RubricHash
-				cp.RubricHash = &h
-			}
-			return
-		}
+	hashes, since := c.rubricRecord()
+	if hashes == nil {
+		return
 	}
+	setRubricRecord(cp, hashes, since)
+	if n := len(c.snap.Checkpoints.Checkpoints); n > 0 && c.snap.Checkpoints.Checkpoints[n-1].RubricHash != nil {
+		h := *c.snap.Checkpoints.Checkpoints[n-1].RubricHash
+		cp.RubricHash = &h
+	}
+}
+
+// checkRecordedRubrics stops the loop when a rubric recorded on its first
+// use was since removed, emptied or made unusable while its domain is
+// still configured: grading that simply stops is the easiest way to
+// escape it.
+func (c *cycle) checkRecordedRubrics() {
+	hashes, _ := c.rubricRecord()
+	for _, domain := range sortedKeys(hashes) {
+		if _, ok := c.cfg.Domains.Get(domain); !ok || c.art.mutated[domain] {
+			continue
+		}
+		if r := c.rubricFor(domain); r.Active() {
+			continue
+		}
+		if c.art.mutated == nil {
+			c.art.mutated = map[string]bool{}
+		}
+		c.art.mutated[domain] = true
+		msg := fmt.Sprintf("the quality_rubric of domain %s was removed, emptied or made unusable since its first use (recorded in agent/state/evolve/checkpoints.json rubric_hashes): the loop may not stop being graded. Restore the rubric, or accept the change by deleting %s from rubric_hashes in the newest checkpoint.", domain, domain)
+		c.printf("[5-G] %s HALT at the end of this cycle.", msg)
+		c.addDomainGap(domain, "rubric_mutated_"+gapKey(domain), "safety_violation", msg)
+		c.art.halts = append(c.art.halts, msg)
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // critique runs 5-G for domain's rubric: integrity, capture, the judge
@@ -817,6 +891,12 @@ func (c *cycle) changedPaths(ctx context.Context) map[string]bool {
 // from it (6-C9). Only a cycle that changed the artifact is graded: the
 // report's artifact_changed when it says, else any result but observe,
 // futile, error, skip.
+//
+// A cycle that was to be graded and has no score (nothing could be
+// captured, the rubric changed) and a reverted leap leave the artifact
+// as it was: their quality and on_mission use the domain's last score
+// under the rubric, never a made-up 1 — failing the grade must not pay
+// better than a low grade.
 func (c *cycle) gradeArtifact(ctx context.Context, f *record.Facts) {
 	if !f.Executed || f.Domain == "" {
 		return
@@ -826,24 +906,41 @@ func (c *cycle) gradeArtifact(ctx context.Context, f *record.Facts) {
 		return
 	}
 	cr := c.art.post
-	if cr == nil {
-		if f.LeapRegressed || !c.artifactChanged(*f) {
+	due := cr != nil || f.LeapRegressed
+	if cr == nil && !f.LeapRegressed && c.artifactChanged(*f) {
+		due = true
+		if got, ok := c.critique(ctx, f.Domain, r, "Critique"); ok {
+			cr = &got
+		}
+	}
+	if cr != nil && !f.LeapRegressed {
+		s := cr.Summary()
+		f.ArtifactScore, f.DimensionScores, f.WeakestDimension = s.ArtifactScore, s.DimensionScores, s.WeakestDimension
+		if s.ArtifactScore != nil {
+			f.OnMission = *s.ArtifactScore >= r.Bar
 			return
 		}
-		got, ok := c.critique(ctx, f.Domain, r, "Critique")
-		if !ok {
-			return
+	}
+	if !due {
+		return
+	}
+	if known := c.lastArtifactScore(f.Domain); known != nil {
+		f.QualityArtifact = known
+		f.OnMission = *known >= r.Bar
+	}
+}
+
+// lastArtifactScore is domain's newest artifact score under its rubric in
+// force, nil when none.
+func (c *cycle) lastArtifactScore(domain string) *float64 {
+	entries := sinceCycle(c.artifactEntries(), c.rubricSince(domain))
+	for i := len(entries) - 1; i >= 0; i-- {
+		if e := entries[i]; e.Domain == domain && e.ArtifactScore != nil {
+			v := *e.ArtifactScore
+			return &v
 		}
-		cr = &got
 	}
-	if f.LeapRegressed {
-		return // the artifact graded is the one reverted
-	}
-	s := cr.Summary()
-	f.ArtifactScore, f.DimensionScores, f.WeakestDimension = s.ArtifactScore, s.DimensionScores, s.WeakestDimension
-	if s.ArtifactScore != nil {
-		f.OnMission = *s.ArtifactScore >= r.Bar
-	}
+	return nil
 }
 
 // artifactChanged says whether the cycle changed the artifact.

@@ -63,6 +63,16 @@ func artifactProject(t *testing.T, moves string) string {
 	return dir
 }
 
+// recordedHashes is a checkpoint's rubric_hashes.
+func recordedHashes(t *testing.T, cp state.Checkpoint) map[string]string {
+	t.Helper()
+	var m map[string]string
+	if err := json.Unmarshal(cp.Extra[rubricHashesKey], &m); err != nil {
+		t.Fatalf("rubric_hashes: %v", err)
+	}
+	return m
+}
+
 func outcomeEntries(t *testing.T, dir string) []map[string]any {
 	t.Helper()
 	var o struct {
@@ -119,7 +129,7 @@ func TestStep5G_2G_3K_4C2_ArtifactAxisEndToEnd(t *testing.T) {
 	}
 	var cps state.Checkpoints
 	readJSON(t, filepath.Join(dir, "agent/state/evolve/checkpoints.json"), &cps)
-	if n := len(cps.Checkpoints); n != 1 || cps.Checkpoints[0].RubricHash == nil || rubricHashes(cps.Checkpoints[0])["build"] != *cps.Checkpoints[0].RubricHash {
+	if n := len(cps.Checkpoints); n != 1 || cps.Checkpoints[0].RubricHash == nil || recordedHashes(t, cps.Checkpoints[0])["build"] != *cps.Checkpoints[0].RubricHash {
 		t.Fatalf("rubric hash not recorded: %+v", cps.Checkpoints)
 	}
 
@@ -266,6 +276,18 @@ func TestStep5G_CaptureFailureIsNullNotAScore(t *testing.T) {
 	if _, out := run(t, dir, t0.Add(time.Hour), false); strings.Contains(out, "LEAP MODE") {
 		t.Errorf("leapt without a score:\n%s", out)
 	}
+	// Once the artifact has a score, a failed capture does not pay better
+	// than that score: its quality keeps the last one (0.2 × 0.333), and
+	// it is not on mission (0.333 < bar). No leaps here (max_per_day 0).
+	write(t, filepath.Join(dir, "config.json"), strings.Replace(artifactConfig, `"max_per_day": 10`, `"max_per_day": 0`, 1))
+	os.Remove(filepath.Join(dir, "capture_fails"))
+	run(t, dir, t0.Add(2*time.Hour), false) // graded 0.333
+	write(t, filepath.Join(dir, "capture_fails"), "")
+	_, out = run(t, dir, t0.Add(3*time.Hour), false)
+	last := outcomeEntries(t, dir)[3]
+	if _, ok := last["artifact_score"]; ok || last["on_mission"] != false || last["quality_multiplier"] != 0.067 {
+		t.Errorf("a failed capture after a score: %v\n%s", last, out)
+	}
 }
 
 // TestStep2C_GoalCappedByArtifactEvidence: a goal of a graded domain whose
@@ -353,5 +375,47 @@ func TestStep5G_MutatedRubricPlansNoLeap(t *testing.T) {
 	}
 	if e := outcomeEntries(t, dir)[1]; e["cycle_mode"] != "feature" {
 		t.Errorf("cycle_mode %v", e["cycle_mode"])
+	}
+}
+
+// TestStep5G_RubricRemovedHaltsAndAcceptingStartsAfresh: emptying or
+// removing a rubric once used stops the loop like changing it would (the
+// easiest escape from grading is to stop it); a human accepts a new
+// rubric by deleting the domain from the newest checkpoint's
+// rubric_hashes, and the history under the old rubric then no longer
+// plans leaps.
+func TestStep5G_RubricRemovedHaltsAndAcceptingStartsAfresh(t *testing.T) {
+	dir := artifactProject(t, "0\n0\n0\n0\n")
+	run(t, dir, t0, false) // graded 0.333, recorded
+	emptied := regexp.MustCompile(`"dimensions": \[(?s:.*)\]\}\}\},`).ReplaceAllString(artifactConfig, `"dimensions": []}}},`)
+	if emptied == artifactConfig {
+		t.Fatal("test config not emptied")
+	}
+	write(t, filepath.Join(dir, "config.json"), emptied)
+	res, out := run(t, dir, t0.Add(time.Hour), false)
+	if !res.HaltCreated || !strings.Contains(out, "the quality_rubric of domain build was removed, emptied or made unusable since its first use") {
+		t.Fatalf("an emptied rubric did not halt:\n%s", out)
+	}
+	// The human writes a new rubric and accepts it.
+	write(t, filepath.Join(dir, "config.json"), strings.Replace(artifactConfig, `"value": 300`, `"value": 310`, 1))
+	p := filepath.Join(dir, "agent/state/evolve/checkpoints.json")
+	var cps map[string]any
+	readJSON(t, p, &cps)
+	list := cps["checkpoints"].([]any)
+	newest := list[len(list)-1].(map[string]any)
+	delete(newest["rubric_hashes"].(map[string]any), "build")
+	b, _ := json.Marshal(cps)
+	write(t, p, string(b))
+	os.Remove(filepath.Join(dir, "agent/safety/HALT"))
+	res, out = run(t, dir, t0.Add(2*time.Hour), false)
+	if res.HaltCreated || strings.Contains(out, "LEAP MODE") || !strings.Contains(out, "[5-G] Rubric of build first used") {
+		t.Fatalf("the accepted rubric: want a graded feature cycle that records it:\n%s", out)
+	}
+	// From here the history is the new rubric's: cycle 3 on.
+	var after state.Checkpoints
+	readJSON(t, p, &after)
+	var since map[string]int
+	if err := json.Unmarshal(after.Checkpoints[len(after.Checkpoints)-1].Extra[rubricSinceKey], &since); err != nil || since["build"] != 3 {
+		t.Errorf("rubric_since = %v (%v)", since, err)
 	}
 }

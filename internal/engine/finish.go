@@ -119,8 +119,8 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	// result is weighed (6-C9: quality = process × artifact).
 	c.gradeArtifact(c.ctx, &f)
 	resultType := record.ResultType(f)
-	quality := record.Quality(resultType, f.ArtifactScore)
-	if f.DimensionScores != nil || f.LeapTarget != "" {
+	quality := record.QualityOf(resultType, f)
+	if f.DimensionScores != nil || f.LeapTarget != "" || f.QualityArtifact != nil {
 		// 6-C9 on a graded cycle: what the artifact did to the quality.
 		c.printf("[Reflect] Outcome: %s · artifact %s → quality %.3f.", resultType, scoreText(f.ArtifactScore), quality)
 	}

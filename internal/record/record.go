@@ -98,6 +98,10 @@ type Facts struct {
 	// delta_score}), which 2-G's thrashing guard reads back.
 	LeapTarget   string
 	LeapAttempts []LeapAttempt
+	// QualityArtifact is the artifact factor of the quality for a cycle
+	// that was to be graded and has no score of its own: the domain's
+	// last score. nil leaves ArtifactScore's rule (1.0 when absent).
+	QualityArtifact *float64
 	// LeapRegressed: the leap was reverted by its verification gate.
 	LeapRegressed bool
 	// LeapBelowBar is set on a kept leap: whether its dimension is still
@@ -181,6 +185,16 @@ func ResultType(f Facts) string {
 		return TypeAction
 	}
 	return TypeFutile
+}
+
+// QualityOf is the quality of a cycle of facts f: Quality with the
+// cycle's artifact score, else the artifact factor it keeps
+// (QualityArtifact).
+func QualityOf(resultType string, f Facts) float64 {
+	if f.ArtifactScore == nil && f.QualityArtifact != nil {
+		return Quality(resultType, f.QualityArtifact)
+	}
+	return Quality(resultType, f.ArtifactScore)
 }
 
 // Quality is process × artifact (1.0 when absent), rounded to 3 places.
