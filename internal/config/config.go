@@ -43,6 +43,7 @@ type Config struct {
 	Forge                Forge                `json:"forge"`
 	Session              Session              `json:"session"`
 	Judge                Judge                `json:"judge"`
+	Eval                 Eval                 `json:"eval"`
 	DeployWorkflow       json.RawMessage      `json:"deploy_workflow,omitempty"`
 	DeployWorkflowInputs json.RawMessage      `json:"deploy_workflow_inputs,omitempty"`
 	// DeployMonitorTimeoutSeconds and DeployHealthWaitSeconds are read by
@@ -528,6 +529,18 @@ type Session struct {
 	MaxIterations        int      `json:"max_iterations"`
 	Completion           string   `json:"completion,omitempty"`
 	CompletionCommand    []string `json:"completion_command,omitempty"`
+}
+
+// Eval is config.eval (7-B): the opt-in goal-conformance verdict on a
+// finished cycle, asked of the judge command. It never moves a score.
+type Eval struct {
+	Enabled bool `json:"enabled"`
+	// Model is handed to the judge as a fact: which model a wrapper
+	// should use for the check, when it chooses between several.
+	Model string `json:"model,omitempty"`
+	// GradeOn are the result types checked; nil means the default
+	// (pr_created, pr_merged, action_extracted).
+	GradeOn []string `json:"grade_on,omitempty"`
 }
 
 // Judge is config.judge (our extension): an optional command for judgments

@@ -41,7 +41,7 @@ func decodeConfigFast(b []byte) (c *Config, ok bool) {
 var configKeys = []string{"schema_version", "project", "mission", "domains", "domain_dependencies", "implementation", "scoring",
 	"confidence", "safety", "progressive_complexity", "signals", "saturation", "memory", "season_modes", "active_context",
 	"output", "test_command", "test_timeout_seconds", "health_endpoints", "health_check_timeout_seconds", "notifications",
-	"cost", "quality_rubric", "leap", "goal_completion_idle", "skills", "agent", "git", "forge", "session", "judge",
+	"cost", "quality_rubric", "leap", "goal_completion_idle", "skills", "agent", "git", "forge", "session", "judge", "eval",
 	"deploy_workflow", "deploy_workflow_inputs", "deploy_monitor_timeout_seconds", "deploy_health_wait_seconds"}
 
 func (c *Config) setFast(k string, v []byte) bool {
@@ -179,6 +179,19 @@ func (c *Config) setFast(k string, v []byte) bool {
 		})
 	case "session":
 		return c.Session.setFast(v)
+	case "eval":
+		e := &c.Eval
+		return fastFields(v, evalKeys, func(k string, v []byte) bool {
+			switch k {
+			case "enabled":
+				return fastBool(v, &e.Enabled)
+			case "model":
+				return fastStr(v, &e.Model)
+			case "grade_on":
+				return fastStrList(v, &e.GradeOn)
+			}
+			return false
+		})
 	case "judge":
 		j := &c.Judge
 		return fastFields(v, judgeKeys, func(k string, v []byte) bool {
@@ -557,6 +570,8 @@ func (m *Cost) setFast(b []byte) bool {
 		return false
 	})
 }
+
+var evalKeys = []string{"enabled", "model", "grade_on"}
 
 var leapKeys = []string{"rewrite_on_stall", "max_lines", "min_dimension_delta", "max_attempts_per_dimension",
 	"max_per_day", "gap_weight", "cost_limit_usd", "lock_until_bar", "mega_leap"}

@@ -36,6 +36,7 @@ var fastKeyLists = map[reflect.Type][]string{
 	reflect.TypeFor[Forge]():          forgeKeys,
 	reflect.TypeFor[Session]():        sessionKeys,
 	reflect.TypeFor[Judge]():          judgeKeys,
+	reflect.TypeFor[Eval]():           evalKeys,
 }
 
 // jsonFields are the fields of struct type t as encoding/json names them:

@@ -17,6 +17,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/proc"
 	"github.com/ooda-loop/ooda/internal/record"
+	"github.com/ooda-loop/ooda/internal/reflect"
 	"github.com/ooda-loop/ooda/internal/secret"
 	"github.com/ooda-loop/ooda/internal/state"
 )
@@ -970,4 +971,108 @@ func (c *cycle) writeArtifactHalts() error {
 	c.res.HaltCreated = true
 	c.printf("[HALT] %s", reason)
 	return nil
+}
+
+// defaultGradeOn is eval.grade_on's default: the results worth a second
+// opinion.
+var defaultGradeOn = []string{"pr_created", "pr_merged", "action_extracted"}
+
+// verdictReasonWords bounds the verdict's reason, as the original does.
+const verdictReasonWords = 30
+
+// goalVerdict is Step 7-B, opt-in (eval.enabled): the judge, which did not
+// do the work, says whether the cycle achieved the goal it served. The
+// verdict is recorded beside the outcome (verifier_verdict) and never
+// moves a score; a verdict that contradicts the record — not achieved
+// although the quality is 0.5 or more, or not what the artifact's bar
+// says when the cycle was graded — is an eval_disagreement gap, so that a
+// lasting divergence between maker and checker shows.
+func (c *cycle) goalVerdict(ctx context.Context, f *record.Facts, resultType string, quality float64) {
+	ev := c.cfg.Eval
+	if !ev.Enabled || c.opts.DryRun || !f.Executed {
+		return
+	}
+	gradeOn := ev.GradeOn
+	if gradeOn == nil {
+		gradeOn = defaultGradeOn
+	}
+	if !slicesContains(gradeOn, resultType) {
+		return
+	}
+	j := c.judgeFor()
+	if j == nil || !j.Enabled() {
+		c.printf("[WARN] eval.enabled is set but no judge.command is configured: no independent verdict (docs/judge.md).")
+		return
+	}
+	goal := c.cfg.Mission
+	for _, g := range c.snap.Goals.Goals {
+		if g.Status == "active" && reflect.GoalRelates(g, f.Domain) {
+			goal = g.Title
+			if goal == "" {
+				goal = g.ID
+			}
+			break
+		}
+	}
+	facts := map[string]any{"declared_goal": goal, "orient_summary": f.OrientSummary, "skill_output": f.Summary,
+		"domain": f.Domain, "result_type": resultType, "quality_multiplier": quality}
+	if f.PRNumber != nil {
+		facts["pr_number"] = *f.PRNumber
+	}
+	if ev.Model != "" {
+		facts["model"] = ev.Model
+	}
+	if f.ArtifactScore != nil {
+		facts["artifact_score"] = *f.ArtifactScore
+	}
+	resp := j.Ask(ctx, judge.Request{Kind: judge.KindGoalVerdict, Facts: facts, Default: map[string]any{"achieved": nil},
+		Prompt: "You are an independent reviewer: you did not do this work. Decide only whether it achieved the declared goal; default to false when the evidence is weak. Answer {\"achieved\": true|false, \"reason\": at most 30 words, \"confidence\": 0 to 1}."})
+	if resp.Source != judge.SourceJudge {
+		if resp.Error != "" {
+			c.printf("[WARN] judge (goal verdict): %s; no verdict recorded.", resp.Error)
+		}
+		return
+	}
+	var a struct {
+		Achieved   *bool    `json:"achieved"`
+		Reason     string   `json:"reason"`
+		Confidence *float64 `json:"confidence"`
+	}
+	if json.Unmarshal(resp.Answer, &a) != nil || a.Achieved == nil {
+		c.printf("[WARN] judge (goal verdict): the answer has no boolean \"achieved\"; no verdict recorded.")
+		return
+	}
+	if w := strings.Fields(a.Reason); len(w) > verdictReasonWords {
+		a.Reason = strings.Join(w[:verdictReasonWords], " ")
+	} else {
+		a.Reason = strings.Join(w, " ")
+	}
+	if a.Confidence != nil && !(*a.Confidence >= 0 && *a.Confidence <= 1) {
+		a.Confidence = nil // not a confidence: left out
+	}
+	f.Verdict = &record.Verdict{Achieved: *a.Achieved, Reason: a.Reason, Confidence: a.Confidence}
+	conf := "—"
+	if a.Confidence != nil {
+		conf = fmt.Sprintf("%.2f", *a.Confidence)
+	}
+	c.printf("[Eval] Independent verdict: achieved %t (%s) — %s", *a.Achieved, conf, orDash(a.Reason))
+	var why string
+	switch r := c.rubricFor(f.Domain); {
+	case !*a.Achieved && quality >= 0.5:
+		why = fmt.Sprintf("quality %.3f, but the independent reviewer says the goal was not met: %s", quality, a.Reason)
+	case f.ArtifactScore != nil && r.Active() && *a.Achieved != (*f.ArtifactScore >= r.Bar):
+		why = fmt.Sprintf("artifact %.3f against bar %.3g, but the independent reviewer says achieved=%t: %s", *f.ArtifactScore, r.Bar, *a.Achieved, a.Reason)
+	}
+	if why != "" {
+		c.addDomainGap(f.Domain, "eval_disagreement_"+gapKey(f.Domain), "eval_gap", why)
+	}
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

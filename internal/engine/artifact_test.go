@@ -419,3 +419,54 @@ func TestStep5G_RubricRemovedHaltsAndAcceptingStartsAfresh(t *testing.T) {
 		t.Errorf("rubric_since = %v (%v)", since, err)
 	}
 }
+
+// verdictJudge answers 7-B with what the file verdict holds, and the 5-F
+// critique and the summary with an error (their defaults stand).
+const verdictJudge = `in=$(cat)
+case "$in" in
+*'"kind":"goal_verdict"'*)
+  echo "$in" > verdict-request.json
+  printf '{"answer": %s}\n' "$(cat verdict)" ;;
+*) printf '{"error": "not my kind"}\n' ;;
+esac
+`
+
+// TestStep7B_GoalVerdictBesideTheOutcome: with eval.enabled the judge's
+// verdict is recorded beside the outcome and never moves its quality; a
+// verdict that contradicts the artifact's bar is an eval_disagreement gap;
+// result types outside eval.grade_on are not asked about.
+func TestStep7B_GoalVerdictBesideTheOutcome(t *testing.T) {
+	cfg := strings.Replace(artifactConfig, `"git": {"commit_state": false},`,
+		`"git": {"commit_state": false}, "eval": {"enabled": true, "model": "small"}, "judge": {"command": ["/bin/sh", "judge.sh"], "timeout": "20s"},`, 1)
+	dir, _ := gitProject(t, cfg, map[string]string{"capture.sh": captureScript, "build.sh": buildScript, "p95": "100\n",
+		"judge.sh": verdictJudge, "verdict": `{"achieved": false, "reason": "latency is fine but the errors page still fails", "confidence": 0.7}`})
+	write(t, filepath.Join(dir, "moves"), "")
+	write(t, filepath.Join(dir, "agent/state/evolve/goals.json"), `{"goals": [{"id": "G1", "title": "p95 under 200 ms", "domain": "build", "status": "active"}]}`)
+	_, out := run(t, dir, t0, false)
+	if !strings.Contains(out, "[Eval] Independent verdict: achieved false (0.70) — latency is fine but the errors page still fails") {
+		t.Fatalf("no verdict:\n%s", out)
+	}
+	e := outcomeEntries(t, dir)[0]
+	v, _ := e["verifier_verdict"].(map[string]any)
+	if v["achieved"] != false || v["confidence"] != 0.7 || e["quality_multiplier"] != 0.2 || e["artifact_score"] != 1.0 {
+		t.Errorf("outcome %v", e)
+	}
+	req := readFile(t, filepath.Join(dir, "verdict-request.json"))
+	for _, want := range []string{`"declared_goal":"p95 under 200 ms"`, `"model":"small"`, `"artifact_score":1`} {
+		if !strings.Contains(req, want) {
+			t.Errorf("request lacks %s: %s", want, req)
+		}
+	}
+	if gaps := readFile(t, filepath.Join(dir, "agent/state/evolve/skill_gaps.json")); !strings.Contains(gaps, "eval_disagreement_build") || !strings.Contains(gaps, "eval_gap") {
+		t.Errorf("no eval_disagreement gap:\n%s", gaps)
+	}
+	// Not a result it grades: no question asked.
+	write(t, filepath.Join(dir, "config.json"), strings.Replace(cfg, `"model": "small"`, `"model": "small", "grade_on": ["pr_created"]`, 1))
+	os.Remove(filepath.Join(dir, "verdict-request.json"))
+	if _, out = run(t, dir, t0.Add(time.Hour), false); strings.Contains(out, "[Eval]") {
+		t.Errorf("asked about an action_extracted cycle:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "verdict-request.json")); !os.IsNotExist(err) {
+		t.Errorf("the judge was asked: %v", err)
+	}
+}

@@ -124,6 +124,8 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		// 6-C9 on a graded cycle: what the artifact did to the quality.
 		c.printf("[Reflect] Outcome: %s · artifact %s → quality %.3f.", resultType, scoreText(f.ArtifactScore), quality)
 	}
+	// 7-B, opt-in: a second opinion beside the record, never in it.
+	c.goalVerdict(c.ctx, &f, resultType, quality)
 	entry := record.DecisionEntry(f, resultType, quality)
 	log := append(append([]state.DecisionEntry(nil), st.DecisionLog...), entry)
 

@@ -102,6 +102,9 @@ type Facts struct {
 	// that was to be graded and has no score of its own: the domain's
 	// last score. nil leaves ArtifactScore's rule (1.0 when absent).
 	QualityArtifact *float64
+	// Verdict is the 7-B goal-conformance verdict (eval.enabled), nil when
+	// none was asked or given.
+	Verdict *Verdict
 	// LeapRegressed: the leap was reverted by its verification gate.
 	LeapRegressed bool
 	// LeapBelowBar is set on a kept leap: whether its dimension is still
@@ -127,6 +130,14 @@ type Facts struct {
 	ProposalsWritten []string
 	// Contrarian is the contrarian check the cycle made, nil if none.
 	Contrarian *state.ContrarianRecord
+}
+
+// Verdict is an outcome's verifier_verdict (7-B): a second opinion that
+// never moves a score.
+type Verdict struct {
+	Achieved   bool     `json:"achieved"`
+	Reason     string   `json:"reason"`
+	Confidence *float64 `json:"confidence"`
 }
 
 // LeapAttempt is one leap_attempts[] entry of an outcome.
@@ -644,6 +655,9 @@ func Outcome(f Facts, resultType string, quality float64) state.Outcome {
 	}
 	if f.LeapBelowBar != nil {
 		put("leap_dim_still_below_bar", *f.LeapBelowBar)
+	}
+	if f.Verdict != nil {
+		put("verifier_verdict", f.Verdict)
 	}
 	return o
 }
