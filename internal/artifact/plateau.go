@@ -200,7 +200,7 @@ func Plan(entries []Entry, domain string, r *Rubric, leap LeapPolicy) Decision {
 		if !leap.RewriteOnStall {
 			d.Reason = fmt.Sprintf("%d leaps on %s stalled (leap.rewrite_on_stall is off)", fails, target)
 		}
-		d.Halt = fmt.Sprintf("artifact dimension %s of domain %s cannot be moved by the loop: %s. A human must give it a richer capture (%s capture_method or harness), supply authored assets (asset_sources), or reweight the rubric",
+		d.Halt = fmt.Sprintf("artifact dimension %s of domain %s cannot be moved by the loop: %s. A human must give it a richer capture (%s capture_method or harness), supply authored assets (asset_sources), or reweight the rubric.",
 			target, domain, d.Reason, dimPath(r, target))
 		d.Gaps = append(d.Gaps, Gap{Name: "leap_stuck_" + target, Type: GapQuality,
 			Detail: fmt.Sprintf("%s (%s): leaps did not clear leap.min_dimension_delta %g; the dimension is probably not measurable by its capture_method", dimPath(r, target), target, leap.MinDimensionDelta)})

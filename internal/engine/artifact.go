@@ -597,7 +597,7 @@ func (c *cycle) critique(ctx context.Context, domain string, r *artifact.Rubric,
 	j := c.judgeFor()
 	env := artifact.Env{Root: c.store.Root, MaxReadBytes: c.cfg.Safety.MaxReadBytes(), HaveJudge: j != nil && j.Enabled(),
 		Protected: func(file string) bool { _, ok := Protected(file, c.cfg.Safety.ProtectedPaths); return ok }}
-	cr := artifact.Run(ctx, r, env, captureRunner{c: c})
+	cr := artifact.Run(ctx, r, env, &captureRunner{c: c})
 	if cr.NeedsJudge() {
 		var facts map[string]any
 		_ = json.Unmarshal(artifact.JudgeRequest(cr, c.cfg.Mission), &facts)
@@ -629,12 +629,21 @@ func missingText(m []string) string {
 // captureRunner runs capture commands as the project's own commands run
 // (test_command): from the project root, with the environment policy of
 // every child (no credentials), test_timeout_seconds, and stdout kept up
-// to safety.max_read_mib.
-type captureRunner struct{ c *cycle }
+// to safety.max_read_mib. One critique runs a command once: dimensions
+// that share a capture command (a load test printing latency and error
+// rate) read the same run.
+type captureRunner struct {
+	c    *cycle
+	done map[string]captureResult
+}
+
+type captureResult struct {
+	out []byte
+	err error
+}
 
 // Run implements artifact.Capture.
-func (cr captureRunner) Run(ctx context.Context, req artifact.CaptureRequest) ([]byte, error) {
-	c := cr.c
+func (cr *captureRunner) Run(ctx context.Context, req artifact.CaptureRequest) ([]byte, error) {
 	argv := req.Command.Words()
 	if req.Command.Shell != "" && len(req.Command.Argv) == 0 {
 		// A capture_command string is the user's own shell command in
@@ -644,6 +653,20 @@ func (cr captureRunner) Run(ctx context.Context, req artifact.CaptureRequest) ([
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("no capture command")
 	}
+	key := req.Harness + "\x00" + strings.Join(argv, "\x00")
+	if r, ok := cr.done[key]; ok {
+		return r.out, r.err
+	}
+	out, err := cr.run(ctx, req, argv)
+	if cr.done == nil {
+		cr.done = map[string]captureResult{}
+	}
+	cr.done[key] = captureResult{out, err}
+	return out, err
+}
+
+func (cr *captureRunner) run(ctx context.Context, req artifact.CaptureRequest, argv []string) ([]byte, error) {
+	c := cr.c
 	limit := c.cfg.Safety.MaxReadBytes()
 	out := &boundedBuffer{max: limit}
 	timeout := durationOf(c.cfg.TestTimeoutSeconds, time.Second)

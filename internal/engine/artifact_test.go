@@ -470,3 +470,14 @@ func TestStep7B_GoalVerdictBesideTheOutcome(t *testing.T) {
 		t.Errorf("the judge was asked: %v", err)
 	}
 }
+
+// TestStep5G_SharedCaptureRunsOnce: dimensions that share a capture
+// command read one run of it per critique (a load test is not run twice).
+func TestStep5G_SharedCaptureRunsOnce(t *testing.T) {
+	dir := artifactProject(t, "")
+	write(t, filepath.Join(dir, "capture.sh"), "echo run >> capture-runs.txt\n"+captureScript)
+	run(t, dir, t0, false)
+	if runs := readFile(t, filepath.Join(dir, "capture-runs.txt")); runs != "run\n" {
+		t.Errorf("capture ran %d times for two dimensions", strings.Count(runs, "run"))
+	}
+}
