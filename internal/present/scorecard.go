@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ooda-loop/ooda/internal/artifact"
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/state"
@@ -291,7 +292,8 @@ func BuildScorecard(cfg *config.Config, st *state.Store, window int) Scorecard {
 
 // scorecardBar is the bar the artifact is graded against: bar_coast,
 // else bar, of the top-level quality_rubric, else of the first domain's
-// that sets one, else 0.65.
+// that has one (0.70, artifact.DefaultBar, for a rubric that sets no bar:
+// the bar its cycles are graded against), else 0.65.
 func scorecardBar(cfg *config.Config) float64 {
 	pick := func(raw json.RawMessage) (float64, bool) {
 		var r map[string]json.RawMessage
@@ -303,6 +305,11 @@ func scorecardBar(cfg *config.Config) float64 {
 			if b, ok := r[k]; ok && json.Unmarshal(b, &v) == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
 				return v, true
 			}
+		}
+		if r["dimensions"] != nil || r["axes"] != nil {
+			// A rubric without bars is graded against the default bar
+			// (5-G): the scorecard compares with the same one.
+			return artifact.DefaultBar, true
 		}
 		return 0, false
 	}

@@ -341,3 +341,23 @@ func TestScorecard_ResultTypesAreEscaped(t *testing.T) {
 		t.Errorf("a control sequence from the log reached the output: %q", out)
 	}
 }
+
+// A rubric that sets no bar grades its cycles against the default bar
+// (0.70, 5-G): the scorecard compares with that bar, not with the 0.65
+// it uses when no rubric exists.
+func TestScorecard_BarOfARubricWithoutBars(t *testing.T) {
+	for _, tc := range []struct {
+		rubric string
+		want   float64
+	}{
+		{`{"dimensions": [{"name": "latency", "weight": 1}]}`, 0.70},
+		{`{"axes": [{"name": "latency", "weight": 1}], "bar": 0.8}`, 0.8},
+		{`{"dimensions": [], "bar_coast": 0.9, "bar": 0.8}`, 0.9},
+		{``, 0.65},
+	} {
+		cfg := &config.Config{QualityRubric: json.RawMessage(tc.rubric)}
+		if got := scorecardBar(cfg); got != tc.want {
+			t.Errorf("rubric %s: bar %v, want %v", tc.rubric, got, tc.want)
+		}
+	}
+}
