@@ -517,8 +517,9 @@ const maxLooseCommit = 1 << 20
 // linearGain reads, without a git process, what each moved default ref
 // gained since the memo's tip, when that is the common case of a loop that
 // commits its own state: a short line of commits, each with a single
-// parent and no squash-merge marker, stored as loose objects (as
-// commit-tree and `git commit` write them), going down to the recorded
+// parent and no squash-merge marker, stored loose (as commit-tree and
+// `git commit` write them) or in ooda's own state-commit packs
+// (gitrepo.ReadLoose), going down to the recorded
 // tip. chains[k] are the commits of moved[k], newest first: exactly what
 // `git log <tip> ^<recorded>` lists for it, so walking down to the
 // recorded tip also proves it is an ancestor. Anything else — a merge, a
@@ -580,7 +581,8 @@ func plainHistory(gitDir string) bool {
 	return err == nil && len(data) <= maxLooseCommit && !bytes.Contains(data, []byte(" refs/replace/"))
 }
 
-// readLooseCommit reads the commit sha from its loose object: its parents
+// readLooseCommit reads the commit sha from its loose object, or from
+// ooda's own packs (gitrepo.ReadLoose): its parents
 // and its message, as `git log --format=%P%x1f%B` would print them. ok is
 // false for anything it cannot be sure of: no loose object, an object
 // whose bytes do not hash to its name, not a commit, a header it does not

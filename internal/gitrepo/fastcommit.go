@@ -47,6 +47,9 @@ type fastBase struct {
 	// slots are the temporary files made ahead for the objects; nil
 	// when none are.
 	slots *tmpSlots
+	// pack says the commit's objects go into one pack (pack.go), not
+	// loose.
+	pack bool
 }
 
 // gitConfig is the part of the repository's configuration that decides
@@ -423,12 +426,13 @@ func (r *Repo) mayReplace() bool {
 	return err != nil || len(b) > 1<<20 || bytes.Contains(b, []byte(" refs/replace/"))
 }
 
-// ReadLoose reads the loose object oid from objects (a repository's
-// object directory) without a git process. ok is false for anything it
+// ReadLoose reads the object oid from objects (a repository's object
+// directory) without a git process: a loose object, or one in the small
+// packs state commits write (readPacked). ok is false for anything it
 // cannot be sure of: an id that is not a lowercase SHA-1 or SHA-256, an
-// object that is not loose (packed, or not there), one over limit bytes,
-// or one whose bytes do not hash to its name. The hash follows the id's
-// length, as the repository's object format does.
+// object that is neither (in another pack, a delta, or not there), one
+// over limit bytes, or one whose bytes do not hash to its name. The hash
+// follows the id's length, as the repository's object format does.
 func ReadLoose(objects, oid string, limit int64) (typ string, body []byte, ok bool) {
 	var newHash func() hash.Hash
 	switch len(oid) {
@@ -442,7 +446,11 @@ func ReadLoose(objects, oid string, limit int64) (typ string, body []byte, ok bo
 	if !ValidSHA(oid) || strings.ToLower(oid) != oid {
 		return "", nil, false
 	}
-	f, err := os.Open(filepath.Join(objects, oid[:2], oid[2:]))
+	// State commits' objects are in packs: looked for there first.
+	if typ, body, ok := readPacked(objects, oid, limit, newHash); ok {
+		return typ, body, true
+	}
+	f, err := openRead(filepath.Join(objects, oid[:2], oid[2:]))
 	if err != nil {
 		return "", nil, false
 	}
@@ -540,10 +548,13 @@ func readPlain(dir, rel string) (fs.FileInfo, []byte, error) {
 }
 
 // plainReader is readPlain for several files of one commit: one os.Root,
-// and each directory on the way checked once.
+// each directory on the way checked once, and each directory holding
+// files opened once, as a root of its own, so that a file is found by
+// its name there rather than by walking its whole path again.
 type plainReader struct {
 	root *os.Root
 	dirs map[string]error // nil: a directory; fs.ErrNotExist; errNotPlain
+	subs map[string]*os.Root
 }
 
 func openPlain(dir string) (*plainReader, error) {
@@ -551,10 +562,31 @@ func openPlain(dir string) (*plainReader, error) {
 	if err != nil {
 		return nil, errNotPlain
 	}
-	return &plainReader{root: root, dirs: map[string]error{}}, nil
+	return &plainReader{root: root, dirs: map[string]error{}, subs: map[string]*os.Root{}}, nil
 }
 
-func (pr *plainReader) close() { pr.root.Close() }
+func (pr *plainReader) close() {
+	for _, s := range pr.subs {
+		s.Close()
+	}
+	pr.root.Close()
+}
+
+// sub is the root of the directory d, checked by dir.
+func (pr *plainReader) sub(d string) (*os.Root, error) {
+	if d == "." || d == "" {
+		return pr.root, nil
+	}
+	if s, ok := pr.subs[d]; ok {
+		return s, nil
+	}
+	s, err := pr.root.OpenRoot(d)
+	if err != nil {
+		return nil, err
+	}
+	pr.subs[d] = s
+	return s, nil
+}
 
 // dir checks that the directory d (relative to the root) and every one
 // above it is a directory.
@@ -584,14 +616,22 @@ func (pr *plainReader) read(rel string) (fs.FileInfo, []byte, error) {
 	if err := pr.dir(filepath.Dir(rel)); err != nil {
 		return nil, nil, err
 	}
-	fi, err := pr.root.Lstat(rel)
+	root, err := pr.sub(filepath.Dir(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
+	}
+	if err != nil {
+		return nil, nil, errNotPlain
+	}
+	name := filepath.Base(rel)
+	fi, err := root.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, err
 	}
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxPlainFile {
 		return nil, nil, errNotPlain
 	}
-	f, err := pr.root.Open(rel)
+	f, err := root.Open(name)
 	if err != nil {
 		return nil, nil, errNotPlain
 	}
@@ -629,10 +669,11 @@ type fastChange struct {
 // file's bytes), HEAD's trees with those entries replaced — but hashes and
 // writes the objects itself, so that only commit-tree, update-ref and the
 // user's index update run after the files are written. The objects go to
-// the object directory as git writes loose objects (a temporary file
-// linked into place), all of them before the branch moves: a crash leaves
-// at worst objects nothing refers to, which `git gc` prunes. errNotPlain
-// says to build the commit with the private index instead.
+// the object directory as one pack (base.pack: pack.go) or as git writes
+// loose objects (a temporary file renamed into place), all of them before
+// the branch moves: a crash leaves at worst objects nothing refers to,
+// which `git gc` prunes. errNotPlain says to build the commit with the
+// private index instead.
 func (r *Repo) commitFast(ctx context.Context, base *fastBase, msg string, paths []string) (*Commit, error) {
 	newHash := sha1.New
 	if base.cfg.sha256 {
@@ -692,12 +733,18 @@ func (r *Repo) commitFast(ctx context.Context, base *fastBase, msg string, paths
 		return nil, nil
 	}
 	slices.SortFunc(changes, func(a, b fastChange) int { return strings.Compare(a.path, b.path) })
-	lw := newLooseWriter(base.objects, base.slots)
-	tree, err := r.writeTrees(base, lw, newHash, changes)
+	var ow objectWriter = newLooseWriter(base.objects, base.slots)
+	if base.pack {
+		ow = newPackWriter(base.objects, base.slots)
+	}
+	tree, err := r.writeTrees(base, ow, newHash, changes)
 	if err != nil {
 		return nil, err
 	}
-	sha, committer, err := r.makeCommit(ctx, base, lw, newHash, tree, msg)
+	sha, committer, err := r.makeCommit(ctx, base, ow, newHash, tree, msg)
+	if err == nil {
+		err = ow.flush()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -739,6 +786,9 @@ func (r *Repo) commitFast(ctx context.Context, base *fastBase, msg string, paths
 	} else {
 		c.IndexErr = r.stageFast(ctx, base, plain, newHash)
 	}
+	if base.pack {
+		r.foldPacks(ctx, base.objects)
+	}
 	r.autoGC(ctx, r.gitDir)
 	return c, nil
 }
@@ -765,7 +815,7 @@ func (r *Repo) nativeIndex(base *fastBase) bool {
 // base.native allows and git's commit-tree would write exactly that
 // (committer is then the committer's identity line, for the reflog),
 // else with `git commit-tree`.
-func (r *Repo) makeCommit(ctx context.Context, base *fastBase, lw *looseWriter, newHash func() hash.Hash, tree, msg string) (sha, committer string, err error) {
+func (r *Repo) makeCommit(ctx context.Context, base *fastBase, ow objectWriter, newHash func() hash.Hash, tree, msg string) (sha, committer string, err error) {
 	if n := base.native; n != nil && !base.cfg.sign {
 		if err := r.stopped(ctx); err != nil {
 			return "", "", err
@@ -775,10 +825,14 @@ func (r *Repo) makeCommit(ctx context.Context, base *fastBase, lw *looseWriter, 
 		committer, cok := gitIdent(committerWho, n.env, n.cfg.ident, now)
 		if aok && cok {
 			if body, ok := commitObject(tree, base.head.SHA, author, committer, msg); ok {
-				sha, err := writeCommit(lw, newHash, body)
+				sha, err := writeCommit(ow, newHash, body)
 				return sha, committer, err
 			}
 		}
+	}
+	// git must see the trees.
+	if err := ow.flush(); err != nil {
+		return "", "", err
 	}
 	args := []string{"commit-tree", "-m", msg}
 	if base.cfg.sign {
@@ -853,7 +907,7 @@ func splitTop(top string) (dir, name string) {
 // writeTrees writes the blobs of changes and every tree above them, the
 // deepest first, and returns the root tree's name. A directory left empty
 // is dropped from its parent, as write-tree does.
-func (r *Repo) writeTrees(base *fastBase, lw *looseWriter, newHash func() hash.Hash, changes []fastChange) (string, error) {
+func (r *Repo) writeTrees(base *fastBase, lw objectWriter, newHash func() hash.Hash, changes []fastChange) (string, error) {
 	for _, ch := range changes {
 		if !ch.deleted {
 			if err := lw.write(ch.oid, "blob", ch.data); err != nil {

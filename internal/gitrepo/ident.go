@@ -282,7 +282,7 @@ func gitUTF8(b []byte) bool {
 }
 
 // writeCommit stores the commit body and returns its name.
-func writeCommit(lw *looseWriter, newHash func() hash.Hash, body []byte) (string, error) {
+func writeCommit(lw objectWriter, newHash func() hash.Hash, body []byte) (string, error) {
 	oid := hex.EncodeToString(hashObject(newHash, "commit", body))
 	if err := lw.write(oid, "commit", body); err != nil {
 		return "", err

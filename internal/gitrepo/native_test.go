@@ -281,7 +281,7 @@ func TestNativeMoveBranchIsUpdateRef(t *testing.T) {
 			if !ok {
 				t.Fatal("no identity")
 			}
-			slots := makeSlots(filepath.Join(dir, ".git"), 2)
+			slots := makeSlots(filepath.Join(dir, ".git"), 2, true)
 			defer slots.release()
 			u := refUpdate{gitDir: filepath.Join(dir, ".git"), logAll: tc.logAll, committer: committer, slots: slots}
 			if err := u.moveBranch("refs/heads/main", old, sha, msg); err != nil {
@@ -322,7 +322,7 @@ func TestNativeMoveBranchComparesAndSwaps(t *testing.T) {
 	gd := filepath.Join(dir, ".git")
 	old := git("rev-parse", "HEAD")
 	sha := newCommitOn(t, dir, "state")
-	slots := makeSlots(gd, 8)
+	slots := makeSlots(gd, 8, true)
 	defer slots.release()
 	u := refUpdate{gitDir: gd, committer: "t <t@example.invalid> 1 +0000", slots: slots}
 	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("b\n"), 0o644)
@@ -430,8 +430,19 @@ func TestNativeStateCommitRunsNoGit(t *testing.T) {
 		if got := git("rev-parse", "HEAD"); got != c.SHA {
 			t.Errorf("HEAD %s, commit %s", got, c.SHA)
 		}
-		if m := modeOf(t, filepath.Join(dir, ".git", "objects", c.SHA[:2], c.SHA[2:])); m != 0o444 {
-			t.Errorf("the commit object's mode is %v, not git's 0444", m)
+		// The commit's objects are one pack, read-only as git makes its
+		// packs, and nothing of it is loose.
+		if _, err := os.Stat(filepath.Join(dir, ".git", "objects", c.SHA[:2], c.SHA[2:])); err == nil {
+			t.Errorf("commit %d is a loose object", i)
+		}
+		packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*"))
+		if len(packs) != 2*(i+1) {
+			t.Errorf("after commit %d: %d pack files", i, len(packs))
+		}
+		for _, f := range packs {
+			if m := modeOf(t, f); m != 0o444 {
+				t.Errorf("%s's mode is %v, not git's 0444", f, m)
+			}
 		}
 	}
 	// A fourth Prepare asks git nothing: everything is remembered.
@@ -465,7 +476,7 @@ func TestNativeStateCommitRunsNoGit(t *testing.T) {
 	if len(pool) > maxFreeSlots {
 		t.Errorf("%d files in the pool", len(pool))
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "*", "tmp_obj_*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "*", "tmp_*")); len(left) > 0 {
 		t.Errorf("temporary objects left: %v", left)
 	}
 }
@@ -520,7 +531,7 @@ func TestNativeIndexIsUpdateIndexs(t *testing.T) {
 			r := &Repo{Dir: dir, gitDir: filepath.Join(dir, ".git"), top: dir}
 			changes := []change{{mode: "100755", oid: nb, path: "s/a.json"}, {mode: "0", oid: strings.Repeat("0", 40), path: "s/b.json", deleted: true},
 				{mode: "100644", oid: nb, path: "s/new/n.json"}}
-			slots := makeSlots(filepath.Join(dir, ".git"), 2)
+			slots := makeSlots(filepath.Join(dir, ".git"), 2, true)
 			defer slots.release()
 			if err := r.stageNative(changes, sha1.New, slots); err != nil {
 				t.Fatal(err)
@@ -582,7 +593,7 @@ func TestNativeIndexLeavesTheRestToGit(t *testing.T) {
 			lockBefore, _ := os.ReadFile(filepath.Join(dir, ".git", "index.lock"))
 			r := &Repo{Dir: dir, gitDir: filepath.Join(dir, ".git"), top: dir}
 			oid := git("rev-parse", "HEAD:a.txt")
-			slots := makeSlots(filepath.Join(dir, ".git"), 1)
+			slots := makeSlots(filepath.Join(dir, ".git"), 1, true)
 			defer slots.release()
 			if err := r.stageNative([]change{{mode: "100644", oid: oid, path: "s/x.json"}}, sha1.New, slots); !errors.Is(err, errNotPlain) {
 				t.Fatalf("stageNative: %v", err)
@@ -787,7 +798,7 @@ func TestSlotsNeverWriteThroughAPlantedFile(t *testing.T) {
 	os.MkdirAll(slotsDir(gd), 0o755)
 	os.Symlink(linked, filepath.Join(slotsDir(gd), "free-link"))
 	os.Link(named, filepath.Join(slotsDir(gd), "free-hardlink"))
-	s := makeSlots(gd, 4)
+	s := makeSlots(gd, 4, true)
 	lw := newLooseWriter(filepath.Join(gd, "objects"), s)
 	body := []byte("hello\n")
 	oid := hex.EncodeToString(hashObject(sha1.New, "blob", body))

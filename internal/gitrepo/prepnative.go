@@ -529,9 +529,16 @@ func prepareNative(ctx context.Context, repo *Repo, paths, ahead []string) *Prep
 	}
 	p.base = &fastBase{head: p.Head, objects: objects, cfg: cfg, plain: plain, trees: trees,
 		native: &nativeCommit{env: ng.env, cfg: cfg, hooks: hooksDir(cfg, ng.env, top, gitDir)},
+		pack:   !cfg.sha256}
+	if p.base.pack {
+		// The pack and its .idx, and the locks of the branch, HEAD and
+		// the index.
+		p.base.slots = makeSlots(gitDir, 2+3, false)
+	} else {
 		// At most a blob per path, a tree per directory, the commit, and
-		// the locks of the branch, HEAD and the index.
-		slots: makeSlots(gitDir, len(paths)+len(trees)+1+3)}
+		// the locks.
+		p.base.slots = makeSlots(gitDir, len(paths)+len(trees)+1+3, true)
+	}
 	return p
 }
 

@@ -140,6 +140,11 @@ type refLock struct {
 	// name is free for the next writer, whose lock release must not
 	// remove.
 	renamed bool
+	// pool, when not "", is the slots' directory the lock's file came
+	// from (tmpSlots.lockFile): released, an empty lock goes back there
+	// for a later commit instead of being removed — renamed away, which
+	// frees the lock's name as removing it does.
+	pool string
 }
 
 // lockFile creates name.lock; errNotPlain when it exists (another git at
@@ -163,9 +168,16 @@ func (l *refLock) release() {
 	if l.renamed {
 		return
 	}
+	empty := false
 	if l.f != nil {
+		if fi, err := l.f.Stat(); err == nil && fi.Size() == 0 {
+			empty = true
+		}
 		l.f.Close()
 		l.f = nil
+	}
+	if l.pool != "" && empty && os.Rename(l.path, filepath.Join(l.pool, "free-"+randomHex(6))) == nil {
+		return
 	}
 	os.Remove(l.path)
 }

@@ -54,16 +54,18 @@ func randomHex(n int) string {
 const fanOutPerCommit = 32
 
 // makeSlots starts making n slots ready in gitDir, claimed from the pool
-// first; take and release wait for it to be done. Then, on its own, it
-// makes some of the object directories' fan-out subdirectories that do
-// not exist yet, which a young repository lacks and a commit would
-// otherwise make on its way.
-func makeSlots(gitDir string, n int) *tmpSlots {
+// first; take and release wait for it to be done. Then, on its own and
+// with fanOut (for loose objects), it makes some of the object
+// directories' fan-out subdirectories that do not exist yet, which a
+// young repository lacks and a commit would otherwise make on its way.
+func makeSlots(gitDir string, n int, fanOut bool) *tmpSlots {
 	s := &tmpSlots{dir: slotsDir(gitDir), ready: make(chan struct{}), fanned: make(chan struct{})}
 	go func() {
 		defer close(s.fanned)
 		<-s.ready
-		makeFanOut(filepath.Join(gitDir, "objects"), fanOutPerCommit)
+		if fanOut {
+			makeFanOut(filepath.Join(gitDir, "objects"), fanOutPerCommit)
+		}
 	}()
 	go func() {
 		defer close(s.ready)
@@ -172,7 +174,7 @@ func (s *tmpSlots) lockFile(name string) (*refLock, error) {
 	switch {
 	case err == nil:
 		os.Remove(slot)
-		return &refLock{path: lock, f: f}, nil
+		return &refLock{path: lock, f: f, pool: s.dir}, nil
 	case errors.Is(err, fs.ErrExist):
 		s.giveBack(f, slot)
 		return nil, errNotPlain

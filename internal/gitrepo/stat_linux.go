@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -18,4 +19,16 @@ func statOf(fi fs.FileInfo) (fileStat, bool) {
 		dev: uint64(st.Dev), ino: uint64(st.Ino), uid: st.Uid, mode: st.Mode, size: st.Size, nlink: uint64(st.Nlink),
 		mtime: int64(st.Mtim.Sec)*1e9 + int64(st.Mtim.Nsec), ctime: int64(st.Ctim.Sec)*1e9 + int64(st.Ctim.Nsec),
 	}, true
+}
+
+// openRead opens a regular file for reading as os.Open does, without
+// registering it with the runtime's poller — which a regular file never
+// needs, and which costs os.Open several system calls more: the readers
+// of a pack's objects open a file per pack.
+func openRead(name string) (*os.File, error) {
+	fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(fd), name), nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -38,7 +39,7 @@ func TestStoredZlibRoundTrips(t *testing.T) {
 // Small objects are written stored and large ones compressed, and git
 // reads both: a state commit of a small and a large file passes fsck,
 // and each blob is the file's bytes.
-func TestLooseObjectsSmallStoredLargeCompressedGitReadsBoth(t *testing.T) {
+func TestObjectsSmallStoredLargeCompressedGitReadsBoth(t *testing.T) {
 	settleNow(t)
 	dir, git := setup(t)
 	settleIndex(t, dir)
@@ -60,16 +61,27 @@ func TestLooseObjectsSmallStoredLargeCompressedGitReadsBoth(t *testing.T) {
 	if got := git("show", "HEAD:s/large.json"); got != strings.TrimSpace(large) {
 		t.Errorf("large blob: %d bytes, want %d", len(got), len(strings.TrimSpace(large)))
 	}
+	// The size of each object's entry in the commit's pack, as git
+	// reports it.
 	objSize := func(path string) int64 {
 		oid := git("rev-parse", "HEAD:"+path)
-		fi, err := os.Stat(filepath.Join(dir, ".git", "objects", oid[:2], oid[2:]))
-		if err != nil {
-			t.Fatal(err)
+		idx, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.idx"))
+		if len(idx) != 1 {
+			t.Fatalf("packs: %v", idx)
 		}
-		return fi.Size()
+		for _, line := range strings.Split(git("verify-pack", "-v", idx[0]), "\n") {
+			// <oid> <type> <size> <size in pack> <offset>
+			if f := strings.Fields(line); len(f) == 5 && f[0] == oid {
+				n, _ := strconv.ParseInt(f[3], 10, 64)
+				return n
+			}
+		}
+		t.Fatalf("%s not in the pack", oid)
+		return 0
 	}
-	// Stored: the bytes plus the header, 2 + 5 + 4 bytes of framing.
-	if got, want := objSize("s/small.json"), int64(len("blob 9\x00")+len(small)+11); got != want {
+	// Stored: the bytes plus the entry's header (1 byte), 2 + 5 + 4
+	// bytes of framing.
+	if got, want := objSize("s/small.json"), int64(1+len(small)+11); got != want {
 		t.Errorf("small object is %d bytes on disk, want %d (stored)", got, want)
 	}
 	if got := objSize("s/large.json"); got > int64(len(large))/4 {
