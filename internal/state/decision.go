@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/json"
+	"reflect"
 )
 
 // DecisionEntry is one state.json decision_log entry (6-A). Optional numbers
@@ -112,26 +113,35 @@ func (e *DecisionEntry) UnmarshalJSON(b []byte) error { return e.decode(b, false
 func (e *DecisionEntry) unmarshalChecked(b []byte) error { return e.decode(b, true) }
 
 func (e *DecisionEntry) decode(b []byte, checked bool) error {
-	type alias DecisionEntry
 	*e = DecisionEntry{}
-	if err := unmarshalKeepIn(b, (*alias)(e), &e.Extra, checked); err != nil {
+	if err := unmarshalKeepIn(b, (*decisionAlias)(e), &e.Extra, checked); err != nil {
 		return err
 	}
-	e.read = rememberOwnIn(b, e, checked)
+	if entryFastOff || entryCopyOff {
+		e.read = rememberOwnIn(b, e, checked)
+		return nil
+	}
+	// rememberOwnIn with the copy made by copyDecision (entryfast.go).
+	c := decisionAlias(e.canonical())
+	e.read = &readEntry{raw: entryBytes(b, checked), typ: decisionEntryType, base: copyDecision(&c), baseExtra: copyExtra(e.Extra)}
 	return nil
 }
 
+// decisionAlias is DecisionEntry without its methods: the value its
+// MarshalJSON encodes, and the type of the copy its record keeps.
+type decisionAlias DecisionEntry
+
+var decisionEntryType = reflect.TypeFor[DecisionEntry]()
+
 // readAs is the entry as MarshalJSON encodes it (see rereader).
 func (e *DecisionEntry) readAs() (any, Extra) {
-	type alias DecisionEntry
-	return alias(e.canonical()), e.Extra
+	return decisionAlias(e.canonical()), e.Extra
 }
 
 // MarshalJSON writes unknown keys back; an entry read from the file is
 // written as it was read, but for the keys that changed (see readEntry).
 func (e DecisionEntry) MarshalJSON() ([]byte, error) {
-	type alias DecisionEntry
-	return e.read.encode(alias(e.canonical()), e.Extra)
+	return e.read.encode(decisionAlias(e.canonical()), e.Extra)
 }
 
 // canonical is the entry as it is encoded: chain_executed is a list, even

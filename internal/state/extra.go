@@ -117,15 +117,32 @@ var checkedDecodeOff bool
 // once the scanner has found it to be one JSON value, a copy nothing
 // else holds, so that neither it nor the entries it holds (which keep
 // their bytes, see readEntry) check or copy any part of it again.
-func decodeFile(b []byte, v any) error {
+func decodeFile(b []byte, v any) error { return decodeFileIn(b, v, false) }
+
+// decodeFileOwned is decodeFile for b that the caller hands over: b is
+// its own, just read from the file, and neither it nor anything else
+// changes it once handed (it may still read it): the document is then
+// decoded in place, without its copy (which cost as much as reading
+// the file).
+func decodeFileOwned(b []byte, v any) error { return decodeFileIn(b, v, true) }
+
+func decodeFileIn(b []byte, v any, owned bool) error {
 	if cd, ok := v.(checkedDecoder); ok && !checkedDecodeOff {
 		start := skipSpace(b, 0)
 		if end, ok := scanValue(b, start, 0); ok && skipSpace(b, end) == len(b) {
-			return cd.unmarshalChecked(bytes.Clone(b[start:end]))
+			doc := b[start:end:end]
+			if !owned || ownedCopyOn {
+				doc = bytes.Clone(doc)
+			}
+			return cd.unmarshalChecked(doc)
 		}
 	}
 	return decodeDocument(b, v)
 }
+
+// ownedCopyOn, set by the tests, copies a document handed over as well:
+// what decodeFileOwned replaced.
+var ownedCopyOn bool
 
 // unmarshalKeepChecked is unmarshalKeep for b, a JSON value inside a
 // document decodeFile checked, held by nothing else and never changed:
@@ -210,6 +227,15 @@ func skipValue(b []byte, i int) int {
 	case '{', '[':
 		depth := 0
 		for ; i < len(b); i++ {
+			// Blanks, digits, literals, commas and colons change nothing
+			// here: a run of them (an indented file's indentation) is
+			// stepped over without the switch.
+			for i < len(b) && !skipStop[b[i]] {
+				i++
+			}
+			if i == len(b) {
+				break
+			}
 			switch b[i] {
 			case '"':
 				i = skipString(b, i) - 1
@@ -232,6 +258,9 @@ func skipValue(b []byte, i int) int {
 	}
 	return i
 }
+
+// skipStop marks the bytes skipValue acts on inside a container.
+var skipStop = [256]bool{'{': true, '}': true, '[': true, ']': true, '"': true}
 
 // skipString returns the index just past the valid JSON string at b[i]
 // (its opening quote): the first quote after it not escaped.
@@ -1189,6 +1218,9 @@ func decodeKnown(val []byte, dst reflect.Value, f memberField, checked bool) err
 // reads (a null leaves the element zero); dst is left alone, and the
 // answer is false, for anything else.
 func decodeScalars(val []byte, dst reflect.Value, f memberField) bool {
+	if ok, typed := decodeScalarsTyped(val, dst); typed {
+		return ok
+	}
 	t := dst.Type()
 	switch {
 	case f.kind == kindList && val[0] == '[':
@@ -1326,6 +1358,11 @@ func decodeEntries(val []byte, dst reflect.Value, checked bool) error {
 		if elems, ok = scanArray(val); !ok {
 			return json.Unmarshal(val, dst.Addr().Interface())
 		}
+	}
+	if n := len(elems); dst.Cap() < n {
+		// Room for every element at once: growing one at a time copies
+		// the list (entries of a few hundred bytes each) again and again.
+		dst.Grow(n - dst.Len())
 	}
 	i := 0
 	for _, e := range elems {

@@ -56,20 +56,30 @@ func (e *Episode) UnmarshalJSON(b []byte) error { return e.decode(b, false) }
 func (e *Episode) unmarshalChecked(b []byte) error { return e.decode(b, true) }
 
 func (e *Episode) decode(b []byte, checked bool) error {
-	type alias Episode
 	*e = Episode{}
-	if err := unmarshalKeepIn(b, (*alias)(e), &e.Extra, checked); err != nil {
+	if err := unmarshalKeepIn(b, (*episodeAlias)(e), &e.Extra, checked); err != nil {
 		return err
 	}
-	e.read = rememberEntryIn(b, alias(*e), checked)
+	if entryFastOff || entryCopyOff {
+		e.read = rememberEntryIn(b, episodeAlias(*e), checked)
+		return nil
+	}
+	// rememberEntryIn with the copy made by copyEpisode (entryfast.go).
+	c := copyEpisode((*episodeAlias)(e))
+	e.read = &readEntry{raw: entryBytes(b, checked), typ: episodeAliasType, base: c, baseExtra: c.Extra}
 	return nil
 }
+
+// episodeAlias is Episode without its methods: the value its MarshalJSON
+// encodes, and the type of the copy its record keeps.
+type episodeAlias Episode
+
+var episodeAliasType = reflect.TypeFor[episodeAlias]()
 
 // MarshalJSON writes unknown keys back; an entry read from the file is
 // written as it was read, but for the keys that changed (see readEntry).
 func (e Episode) MarshalJSON() ([]byte, error) {
-	type alias Episode
-	return e.read.encode(alias(e), e.Extra)
+	return e.read.encode(episodeAlias(e), e.Extra)
 }
 
 // Week is the canonical id ("EP-2026-W15") of the ISO week the episode
@@ -392,20 +402,30 @@ func (r *Reflection) UnmarshalJSON(b []byte) error { return r.decode(b, false) }
 func (r *Reflection) unmarshalChecked(b []byte) error { return r.decode(b, true) }
 
 func (r *Reflection) decode(b []byte, checked bool) error {
-	type alias Reflection
 	*r = Reflection{}
-	if err := unmarshalKeepIn(b, (*alias)(r), &r.Extra, checked); err != nil {
+	if err := unmarshalKeepIn(b, (*reflectionAlias)(r), &r.Extra, checked); err != nil {
 		return err
 	}
-	r.read = rememberEntryIn(b, alias(*r), checked)
+	if entryFastOff || entryCopyOff {
+		r.read = rememberEntryIn(b, reflectionAlias(*r), checked)
+		return nil
+	}
+	// rememberEntryIn with the copy made by copyReflection (entryfast.go).
+	c := copyReflection((*reflectionAlias)(r))
+	r.read = &readEntry{raw: entryBytes(b, checked), typ: reflectionAliasType, base: c, baseExtra: c.Extra}
 	return nil
 }
+
+// reflectionAlias is Reflection without its methods: the value its
+// MarshalJSON encodes, and the type of the copy its record keeps.
+type reflectionAlias Reflection
+
+var reflectionAliasType = reflect.TypeFor[reflectionAlias]()
 
 // MarshalJSON writes unknown keys back; an entry read from the file is
 // written as it was read, but for the keys that changed (see readEntry).
 func (r Reflection) MarshalJSON() ([]byte, error) {
-	type alias Reflection
-	return r.read.encode(alias(r), r.Extra)
+	return r.read.encode(reflectionAlias(r), r.Extra)
 }
 
 // Reflections is reflections.json.
@@ -753,6 +773,11 @@ var encodeRead = encodeReadLazily
 func encodeReadLazily(r *readEntry, v any, extra Extra) ([]byte, error) {
 	if r == nil {
 		return marshalKeep(v, extra)
+	}
+	if same, known := sameEntryFast(r, v, extra); known {
+		if same {
+			return r.raw, nil
+		}
 	}
 	base, baseExtra, ok := r.decoded()
 	if ok && sameEntry(base, reflect.ValueOf(v)) && sameValue(reflect.ValueOf(baseExtra), reflect.ValueOf(extra)) {

@@ -266,7 +266,8 @@ func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err e
 	// Decode into a fresh value and keep it only on success, so that a file
 	// that fails half-way never leaves half of its values behind.
 	fresh := reflect.New(reflect.TypeOf(v).Elem())
-	if err := decodeFile(b, fresh.Interface()); err != nil {
+	// b is this read's own (readFile makes it), and only read below.
+	if err := decodeFileOwned(b, fresh.Interface()); err != nil {
 		return false, err
 	}
 	reflect.ValueOf(v).Elem().Set(fresh.Elem())

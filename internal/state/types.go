@@ -589,20 +589,32 @@ func (o *Outcome) UnmarshalJSON(b []byte) error { return o.decode(b, false) }
 func (o *Outcome) unmarshalChecked(b []byte) error { return o.decode(b, true) }
 
 func (o *Outcome) decode(b []byte, checked bool) error {
-	type alias Outcome
 	*o = Outcome{}
-	if err := unmarshalKeepIn(b, (*alias)(o), &o.Extra, checked); err != nil {
+	if checked && !entryFastOff && !checkedDecodeOff && len(b) > 0 && b[0] == '{' {
+		// See entryfast.go; what it does not read is read below.
+		if decodeOutcomeFast(b, o) {
+			r := &readEntry{raw: entryBytes(b, true), typ: outcomeAliasType}
+			if !entryCopyOff {
+				r.base = copyOutcome(o) // as read: without r
+			}
+			o.read = r
+			return nil
+		}
+		*o = Outcome{}
+	}
+	if err := unmarshalKeepIn(b, (*outcomeAlias)(o), &o.Extra, checked); err != nil {
 		return err
 	}
-	o.read = rememberEntryIn(b, alias(*o), checked)
+	o.read = rememberEntryIn(b, outcomeAlias(*o), checked)
 	return nil
 }
+
+var outcomeAliasType = reflect.TypeFor[outcomeAlias]()
 
 // MarshalJSON writes unknown keys back; an entry read from the file is
 // written as it was read, but for the keys that changed (see readEntry).
 func (o Outcome) MarshalJSON() ([]byte, error) {
-	type alias Outcome
-	return o.read.encode(alias(o), o.Extra)
+	return o.read.encode(outcomeAlias(o), o.Extra)
 }
 
 // Outcomes is agent/state/evolve/outcomes.json.

@@ -125,32 +125,36 @@ type project struct {
 	// run starts from the same state at the same --now.
 	snapshot string
 	next     time.Time
+	// runs counts the copies of snapshot made so far (see fresh).
+	runs int
 }
 
 // run measures one cycle of p.
 func (b *bench) run(bin *binary, p *project, mustBeFull bool, extraEnv ...string) (time.Duration, *Counts, error) {
-	now := p.next
+	now, dir := p.next, p.dir
 	if p.snapshot != "" {
-		if err := restore(p.snapshot, p.dir); err != nil {
+		var err error
+		if dir, err = p.fresh(); err != nil {
 			return 0, nil, err
 		}
 	} else {
 		p.next = p.next.Add(time.Hour)
 	}
-	return b.cycle(bin, p.dir, now, mustBeFull, extraEnv...)
+	return b.cycle(bin, dir, now, mustBeFull, extraEnv...)
 }
 
 // countWithStrace counts one more cycle of p under strace.
 func (b *bench) countWithStrace(bin *binary, p *project) (*Counts, error) {
-	now := p.next
+	now, dir := p.next, p.dir
 	if p.snapshot != "" {
-		if err := restore(p.snapshot, p.dir); err != nil {
+		var err error
+		if dir, err = p.fresh(); err != nil {
 			return nil, err
 		}
 	} else {
 		p.next = p.next.Add(time.Hour)
 	}
-	return b.straceOne(bin, p.dir, now)
+	return b.straceOne(bin, dir, now)
 }
 
 // floorOnce makes one small file durable the way the state store does:
