@@ -441,7 +441,7 @@ func (c *cycle) checkRubric(ctx context.Context, domain string, r *artifact.Rubr
 			c.art.mutated = map[string]bool{}
 		}
 		c.art.mutated[domain] = true
-		c.printf("[5-G] %s: HALT at the end of this cycle.", in.Halt)
+		c.printf("[5-G] %s HALT at the end of this cycle.", in.Halt)
 		c.addDomainGap(domain, "rubric_mutated_"+gapKey(domain), "safety_violation", in.Halt)
 		c.art.halts = append(c.art.halts, in.Halt)
 		return false
@@ -526,6 +526,15 @@ func (c *cycle) recordRubricHash(ctx context.Context, domain, hash string) {
 		return
 	}
 	c.printf("[5-G] Rubric of %s first used: sha256 %s recorded in %s.", domain, hash[:16], state.CheckpointsFile)
+	// What the earlier rubric left open is settled by the new one: its
+	// change, and the dimensions it could not move.
+	names := []string{"rubric_mutated_" + gapKey(domain)}
+	if r := c.rubricFor(domain); r != nil {
+		for _, d := range r.Dimensions {
+			names = append(names, "leap_stuck_"+d.Name)
+		}
+	}
+	c.resolveGaps(names)
 }
 
 // setRubricRecord writes the record of first uses into a checkpoint.
@@ -979,10 +988,11 @@ func (c *cycle) artifactChanged(f record.Facts) bool {
 	return f.Result == "success"
 }
 
-// writeArtifactHalts writes the HALT file for what the artifact axis found
-// (a mutated rubric, a stalled dimension, a leap that could not be
-// reverted), once the cycle is recorded.
-func (c *cycle) writeArtifactHalts() error {
+// writeHalts writes the one HALT file of this cycle's stops — the cost cap
+// (6-C5b), and what the artifact axis found (a mutated rubric, a stalled
+// dimension, a leap that could not be reverted) — once the cycle is
+// recorded, every reason in it.
+func (c *cycle) writeHalts() error {
 	if len(c.art.halts) == 0 || c.opts.DryRun {
 		return nil
 	}
@@ -999,6 +1009,12 @@ func (c *cycle) writeArtifactHalts() error {
 // defaultGradeOn is eval.grade_on's default: the results worth a second
 // opinion.
 var defaultGradeOn = []string{"pr_created", "pr_merged", "action_extracted"}
+
+// recordableTypes are the result types a cycle is recorded with at its
+// end, when 7-B asks (the PR outcomes come later, by back-annotation; a
+// pr_merged in eval.grade_on matches an auto-merge's cycle as pr_created).
+var recordableTypes = []string{record.TypeLeapRegressed, record.TypeError, record.TypeCreated, record.TypeObserve,
+	record.TypeAction, record.TypeFutile, record.TypeMerged, record.TypeMergedHeld, record.TypeRejected}
 
 // verdictReasonWords bounds the verdict's reason, as the original does.
 const verdictReasonWords = 30
@@ -1018,6 +1034,11 @@ func (c *cycle) goalVerdict(ctx context.Context, f *record.Facts, resultType str
 	gradeOn := ev.GradeOn
 	if gradeOn == nil {
 		gradeOn = defaultGradeOn
+	}
+	for _, t := range gradeOn {
+		if !slicesContains(recordableTypes, t) {
+			c.printf("[WARN] config.json eval.grade_on: %q is not a result type a cycle is recorded with (%s); it never matches.", t, strings.Join(recordableTypes, ", "))
+		}
 	}
 	if !slicesContains(gradeOn, resultType) {
 		return

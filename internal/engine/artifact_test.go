@@ -411,6 +411,13 @@ func TestStep5G_RubricRemovedHaltsAndAcceptingStartsAfresh(t *testing.T) {
 	if res.HaltCreated || strings.Contains(out, "LEAP MODE") || !strings.Contains(out, "[5-G] Rubric of build first used") {
 		t.Fatalf("the accepted rubric: want a graded feature cycle that records it:\n%s", out)
 	}
+	var gaps state.SkillGaps
+	readJSON(t, filepath.Join(dir, "agent/state/evolve/skill_gaps.json"), &gaps)
+	for _, g := range gaps.Gaps {
+		if g.Key() == "rubric_mutated_build" && !g.Resolved {
+			t.Errorf("the accepted rubric left its change's gap open: %+v", g)
+		}
+	}
 	// From here the history is the new rubric's: cycle 3 on.
 	var after state.Checkpoints
 	readJSON(t, p, &after)
@@ -479,5 +486,23 @@ func TestStep5G_SharedCaptureRunsOnce(t *testing.T) {
 	run(t, dir, t0, false)
 	if runs := readFile(t, filepath.Join(dir, "capture-runs.txt")); runs != "run\n" {
 		t.Errorf("capture ran %d times for two dimensions", strings.Count(runs, "run"))
+	}
+}
+
+// TestStep6C5b_CostCapAndArtifactHaltShareTheFile: a cycle that reaches the
+// cost cap and finds a changed rubric writes one HALT file with both
+// reasons; neither replaces the other.
+func TestStep6C5b_CostCapAndArtifactHaltShareTheFile(t *testing.T) {
+	dir := artifactProject(t, "")
+	run(t, dir, t0, false)
+	cfg := strings.Replace(artifactConfig, `"value": 300`, `"value": 310`, 1)
+	cfg = strings.Replace(cfg, `"git": {"commit_state": false},`, `"git": {"commit_state": false}, "cost": {"daily_limit_usd": 0.01},`, 1)
+	write(t, filepath.Join(dir, "config.json"), cfg)
+	if res, out := run(t, dir, t0.Add(time.Hour), false); !res.HaltCreated {
+		t.Fatalf("no HALT:\n%s", out)
+	}
+	halt := readFile(t, filepath.Join(dir, "agent/safety/HALT"))
+	if !strings.Contains(halt, "Daily cost cap reached") || !strings.Contains(halt, "changed since it was first used") {
+		t.Errorf("HALT file lost a reason:\n%s", halt)
 	}
 }

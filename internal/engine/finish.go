@@ -122,7 +122,11 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	quality := record.QualityOf(resultType, f)
 	if f.DimensionScores != nil || f.LeapTarget != "" || f.QualityArtifact != nil {
 		// 6-C9 on a graded cycle: what the artifact did to the quality.
-		c.printf("[Reflect] Outcome: %s · artifact %s → quality %.3f.", resultType, scoreText(f.ArtifactScore), quality)
+		art := scoreText(f.ArtifactScore)
+		if f.ArtifactScore == nil && f.QualityArtifact != nil {
+			art += " (last score " + scoreText(f.QualityArtifact) + ")"
+		}
+		c.printf("[Reflect] Outcome: %s · artifact %s → quality %.3f.", resultType, art, quality)
 	}
 	// 7-B, opt-in: a second opinion beside the record, never in it.
 	c.goalVerdict(c.ctx, &f, resultType, quality)
@@ -325,15 +329,10 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	}
 	if capHit {
 		reason := fmt.Sprintf("Daily cost cap reached: $%.2f spent today (UTC %s), cap $%.2f. Delete this file to resume (or raise cost.daily_limit_usd).", spent, ledger.Date, limit)
-		if err := c.store.WriteHalt(cfg.Safety.HaltFile, reason, c.now); err != nil {
-			c.printf("[WARN] could not create the HALT file: %v", err)
-			failed = append(failed, fmt.Errorf("HALT: %w", err))
-		} else {
-			c.res.HaltCreated = true
-			c.printf("[HALT] %s", reason)
-		}
+		// One HALT file says every reason: the artifact's are added to it.
+		c.art.halts = append([]string{reason}, c.art.halts...)
 	}
-	if err := c.writeArtifactHalts(); err != nil {
+	if err := c.writeHalts(); err != nil {
 		failed = append(failed, fmt.Errorf("HALT: %w", err))
 	}
 	perfstat.Mark("cycle log appended")
