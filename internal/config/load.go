@@ -127,6 +127,11 @@ func parseProject(file string, raw []byte, root string, remembered bool) (*Confi
 		return nil, err
 	}
 	known := remembered && knownValid(raw)
+	if known && len(raw) >= concurrentLoadBytes {
+		if c, ok, err := parseKnownConcurrently(file, raw, root); ok {
+			return c, err
+		}
+	}
 	var warnings []Warning
 	walked := false
 	if known {
@@ -150,11 +155,7 @@ func parseProject(file string, raw []byte, root string, remembered bool) (*Confi
 	}
 	c, err := decodeConfig(integralNumbers(raw))
 	if err != nil {
-		var de *domainError
-		if errors.As(err, &de) && !isTypeError(err) {
-			return nil, withWarnings(&Error{File: file, Path: "/domains/" + escapePointer(de.name), Reason: de.err.Error()}, warnings)
-		}
-		return nil, withWarnings(typeError(file, err), warnings)
+		return nil, withWarnings(decodeError(file, err), warnings)
 	}
 	c.applyDomainDefaults()
 	if err := c.check(file, root); err != nil {
@@ -162,6 +163,15 @@ func parseProject(file string, raw []byte, root string, remembered bool) (*Confi
 	}
 	c.Warnings = warnings
 	return c, nil
+}
+
+// decodeError is the configuration error for decodeConfig's err.
+func decodeError(file string, err error) error {
+	var de *domainError
+	if errors.As(err, &de) && !isTypeError(err) {
+		return &Error{File: file, Path: "/domains/" + escapePointer(de.name), Reason: de.err.Error()}
+	}
+	return typeError(file, err)
 }
 
 // decodeConfig is json.Unmarshal(b, Default()) for a document b known to
@@ -346,7 +356,11 @@ func jsonPointerFromField(f string) string {
 
 // check enforces the rules a JSON Schema cannot express, reporting every
 // problem it finds; root is the project root the configured paths must stay in.
-func (c *Config) check(file, root string) error {
+func (c *Config) check(file, root string) error { return c.checkWith(file, root, nil) }
+
+// checkWith is check, the path checks using pre, when not nil, as the
+// listing of the directory it is the listing of (see listing.of).
+func (c *Config) checkWith(file, root string, pre *listing) error {
 	var issues []Issue
 	add := func(reason string, tokens ...string) {
 		issues = append(issues, Issue{Path: pointer(tokens), Reason: reason})
@@ -400,7 +414,7 @@ func (c *Config) check(file, root string) error {
 	if underflows(c.Safety.MinCycleIntervalMin, time.Minute) {
 		add(fmt.Sprintf("%g minutes is less than one nanosecond; write 0 for no minimum interval", c.Safety.MinCycleIntervalMin), "safety", "min_cycle_interval_minutes")
 	}
-	issues = append(issues, c.pathIssues(file, root)...)
+	issues = append(issues, c.pathIssuesWith(file, root, pre)...)
 	if len(issues) > 0 {
 		return issuesError(file, issues)
 	}
@@ -418,9 +432,14 @@ func underflows(v float64, unit time.Duration) bool {
 // stay clear of what is not the skill's or the HALT file's to have (.git,
 // agent/state/evolve/, the config file itself; reserved.go). file is the
 // config file.
-func (c *Config) pathIssues(file, root string) []Issue {
+func (c *Config) pathIssues(file, root string) []Issue { return c.pathIssuesWith(file, root, nil) }
+
+// pathIssuesWith is pathIssues with pre, when not nil, a listing taken
+// ahead of the checks (lookups.pre).
+func (c *Config) pathIssuesWith(file, root string, pre *listing) []Issue {
 	var issues []Issue
 	fsys := newLookupsFor(len(c.Domains))
+	fsys.pre = pre
 	configReal := fsys.realPath(file)
 	// The resolved state files (by domain) and active context, so that a
 	// HALT file which is also another configured file is caught: `ooda

@@ -71,19 +71,25 @@ func (l *lookups) resolveIn(root, p string) (resolved, error) {
 		return resolved{}, err
 	}
 	full := p
+	// fullClean is isCleanAbs(full), known without a look at full when
+	// full is a clean root and a clean p joined.
+	fullClean := false
 	if !filepath.IsAbs(p) {
 		// filepath.Join cleans, exactly as the state store does when it
 		// turns a configured path into the one it opens. A clean p (every
 		// default state file) is only appended.
-		if isCleanRel(p) && isCleanAbs(absRoot) && absRoot != "/" {
-			full = absRoot + "/" + p
+		if isCleanRel(p) && l.rootClean(absRoot) && absRoot != "/" {
+			full, fullClean = absRoot+"/"+p, true
 		} else {
 			full = filepath.Join(absRoot, p)
 		}
 	}
+	if !fullClean {
+		fullClean = isCleanAbs(full)
+	}
 	// resolvePath gets full uncleaned: "link/.." is the parent of the
 	// link's target, not the directory holding the link.
-	real, err := l.resolvePath(full)
+	real, err := l.resolvePathClean(full, fullClean)
 	if err != nil {
 		return resolved{}, fmt.Errorf("%q: %w", p, err)
 	}
@@ -91,7 +97,7 @@ func (l *lookups) resolveIn(root, p string) (resolved, error) {
 		return resolved{}, fmt.Errorf("%q is the project root itself, not a file in it", p)
 	}
 	clean := full
-	if !isCleanAbs(full) {
+	if !fullClean {
 		clean = filepath.Clean(full)
 	}
 	if within(realRoot, real) {
@@ -127,6 +133,20 @@ type rootLookup struct {
 	arg, abs, real string
 	err            error
 	set            bool
+	// clean is isCleanAbs(abs), once asked (cleanSet).
+	clean, cleanSet bool
+}
+
+// rootClean is isCleanAbs(absRoot) for the absRoot rootOf returned last,
+// remembered: every configured path asks it of the same root.
+func (l *lookups) rootClean(absRoot string) bool {
+	if l == nil || !l.root.set || l.root.abs != absRoot {
+		return isCleanAbs(absRoot)
+	}
+	if !l.root.cleanSet {
+		l.root.clean, l.root.cleanSet = isCleanAbs(absRoot), true
+	}
+	return l.root.clean
 }
 
 // isCleanRel reports whether p is a relative path that filepath.Clean
@@ -174,7 +194,9 @@ func within(dir, p string) bool {
 // against .git and agent/state/evolve/), cost one lstat per directory
 // instead of one per directory per path per rule. A check sees the file
 // system as it was at its first look, which is all a check made before
-// the files are used could see anyway. A nil *lookups remembers nothing.
+// the files are used could see anyway (a directory's listing may be taken
+// a little ahead of the check, while the configuration is decoded: see
+// concurrent.go). A nil *lookups remembers nothing.
 type lookups struct {
 	lstat    map[string]fileLookup
 	stat     map[string]fileLookup
@@ -192,6 +214,9 @@ type lookups struct {
 	nextUnder int
 	// root is rootOf's latest answer.
 	root rootLookup
+	// pre, when not nil, is a listing taken ahead of the lookups: the
+	// listing of a directory it is the listing of (listing.of).
+	pre *listing
 }
 
 // listAfter is how many names of one directory are looked up one by one
@@ -280,7 +305,11 @@ func (l *lookups) absent(p string) bool {
 		if d.asked++; d.asked < listAfter {
 			return false
 		}
-		d.names, d.unusable = listNames(dir)
+		if names, ok := l.pre.of(l.lstat[dir].fi); ok {
+			d.names = names
+		} else {
+			d.names, d.unusable = listNames(dir)
+		}
 		if d.unusable {
 			return false
 		}
@@ -290,14 +319,23 @@ func (l *lookups) absent(p string) bool {
 
 // listNames lists dir for dirNames: the ASCII-lowercased names, or
 // unusable when the listing fails, is too long or holds a name that is
-// not ASCII.
+// not ASCII. dir is opened only as a directory and without blocking: the
+// lookups of names in it failing tells nothing of what it is, and a named
+// pipe put in its place would otherwise hang the open, and every process
+// that loads the configuration with it.
 func listNames(dir string) (names map[string]bool, unusable bool) {
-	f, err := os.Open(dir)
+	f, err := openDir(dir)
 	if err != nil {
 		return nil, true
 	}
 	defer f.Close()
 	return foldnames.Read(f, maxListed)
+}
+
+// openDir opens dir for listing: a directory, or an error at once for
+// anything else.
+func openDir(dir string) (*os.File, error) {
+	return os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
 }
 
 func (l *lookups) Stat(p string) (fs.FileInfo, error) {
@@ -374,12 +412,18 @@ type underLookup struct {
 
 // resolvePath is the function resolvePath with l's lookups.
 func (l *lookups) resolvePath(p string) (string, error) {
+	return l.resolvePathClean(p, false)
+}
+
+// resolvePathClean is resolvePath; clean says that p is known to be
+// isCleanAbs (false: not known, it is looked at).
+func (l *lookups) resolvePathClean(p string, clean bool) (string, error) {
 	if l == nil {
 		return walkPath(l, p)
 	}
 	r, ok := l.resolved[p]
 	if !ok {
-		r.target, r.missing, r.err = l.walkClean(p)
+		r.target, r.missing, r.err = l.walkClean(p, clean)
 		l.resolved[p] = r
 	}
 	return r.target, r.err
@@ -393,16 +437,24 @@ func (l *lookups) resolvePath(p string) (string, error) {
 // components first, exactly as it walks them for the directory alone,
 // then looks at the last one. Only when that last one is a symlink is p
 // walked whole.
-func (l *lookups) walkClean(p string) (target string, missing bool, err error) {
+// clean says that p is known to be isCleanAbs (false: not known, it is
+// looked at).
+func (l *lookups) walkClean(p string, clean bool) (target string, missing bool, err error) {
 	dir, base := filepath.Split(p)
-	if base == "" || base == "." || base == ".." || !isCleanAbs(p) || len(dir) <= 1 {
+	if base == "" || base == "." || base == ".." || !(clean || isCleanAbs(p)) || len(dir) <= 1 {
 		return l.walkWhole(p)
 	}
 	dir = dir[:len(dir)-1]
-	if _, err := l.resolvePath(dir); err != nil {
-		return "", false, err
+	// The directory of a clean path is clean: its resolution, walked
+	// once, is remembered for the other paths in it.
+	rd, ok := l.resolved[dir]
+	if !ok {
+		rd.target, rd.missing, rd.err = l.walkClean(dir, true)
+		l.resolved[dir] = rd
 	}
-	rd := l.resolved[dir]
+	if rd.err != nil {
+		return "", false, rd.err
+	}
 	next := p // the directory has no symlink: p itself, not a copy
 	if rd.target != dir {
 		next = joinComponent(rd.target, base)
@@ -414,7 +466,7 @@ func (l *lookups) walkClean(p string) (target string, missing bool, err error) {
 	}
 	fi, err := l.Lstat(next)
 	switch {
-	case err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)):
+	case err != nil && notThere(err):
 		return next, true, nil
 	case err != nil:
 		return "", false, err
@@ -422,6 +474,20 @@ func (l *lookups) walkClean(p string) (target string, missing bool, err error) {
 		return next, false, nil
 	}
 	return l.walkWhole(p)
+}
+
+// notThere is errors.Is(err, fs.ErrNotExist) || errors.Is(err,
+// syscall.ENOTDIR) — the lookup failed because the path does not exist —
+// answered without unwrapping for the *fs.PathError of an errno that
+// Lstat returns: for a thousand state files that do not exist yet, the
+// unwrapping was a tenth of resolving them.
+func notThere(err error) bool {
+	if pe, ok := err.(*fs.PathError); ok {
+		if e, ok := pe.Err.(syscall.Errno); ok {
+			return e == syscall.ENOENT || e == syscall.ENOTDIR
+		}
+	}
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // isCleanAbs reports whether p is an absolute path that filepath.Clean

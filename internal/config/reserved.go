@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -105,7 +106,8 @@ const (
 // be used as u, or "" when it may. configReal is the config file's path
 // with its symlinks followed ("" when unknown).
 func (r resolved) reservedReason(p string, u pathUse, configReal string) string {
-	rels := r.rels()
+	var buf [3]string
+	rels := r.relsIn(buf[:0])
 	if r.inGitDirOf(rels) {
 		return fmt.Sprintf("%q is inside a .git directory: git's own files are not ooda's to write, hand to a skill or delete", p)
 	}
@@ -194,15 +196,25 @@ func (r resolved) inEvolveDirOf(rels []string) bool {
 
 // rels returns the path relative to the project root in its resolved and
 // its written form (the latter when it lies in the root as written).
-func (r resolved) rels() []string {
-	out := make([]string, 0, 3)
-	if rel, err := relPath(r.realRoot, r.real); err == nil {
-		out = append(out, rel)
+func (r resolved) rels() []string { return r.relsIn(make([]string, 0, 3)) }
+
+// relsIn is rels appended to out. A form equal to one before it is left
+// out: the rules are functions of the string alone, and a path with no
+// symlink in a root with none (every default state file) has one form
+// three times over.
+func (r resolved) relsIn(out []string) []string {
+	add := func(rel string) {
+		if !slices.Contains(out, rel) {
+			out = append(out, rel)
+		}
 	}
-	for _, root := range []string{r.absRoot, r.realRoot} {
+	if rel, err := relPath(r.realRoot, r.real); err == nil {
+		add(rel)
+	}
+	for _, root := range [2]string{r.absRoot, r.realRoot} {
 		if within(root, r.full) {
 			if rel, err := relPath(root, r.full); err == nil {
-				out = append(out, rel)
+				add(rel)
 			}
 		}
 	}
