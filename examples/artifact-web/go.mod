@@ -1,0 +1,3 @@
+module example.com/artifact-web
+
+go 1.22
