@@ -16,9 +16,13 @@ import (
 // unusable when the listing fails, holds more than max names or a name
 // that is not ASCII (callers then look names up one by one).
 func Read(d *os.File, max int) (names map[string]bool, unusable bool) {
-	names = map[string]bool{}
 	for {
 		batch, err := d.Readdirnames(1024)
+		if names == nil {
+			// Sized by the first batch: a thousand domains' directories
+			// are listed without rehashing the map as it grows.
+			names = make(map[string]bool, len(batch))
+		}
 		for _, n := range batch {
 			if !ASCII(n) {
 				return nil, true

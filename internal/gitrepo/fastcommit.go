@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -580,6 +581,13 @@ func (pr *plainReader) sub(d string) (*os.Root, error) {
 	if s, ok := pr.subs[d]; ok {
 		return s, nil
 	}
+	// Opened as a directory only, without blocking, first: os.Root's own
+	// open of a directory would wait forever on a named pipe put there.
+	f, err := pr.root.OpenFile(d, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
 	s, err := pr.root.OpenRoot(d)
 	if err != nil {
 		return nil, err

@@ -661,6 +661,21 @@ func listNames(r *os.Root) (names map[string]bool, unusable bool) {
 	return foldnames.Read(d, maxListed)
 }
 
+// openSubRoot is r.OpenRoot(rel) that never blocks. os.Root opens a
+// directory beneath it without O_DIRECTORY, so a named pipe planted where
+// the directory should be made the open wait for a writer forever (`ooda
+// status` hung on an agent/state that was a FIFO). The path is opened
+// first as a directory only, without blocking: anything else is refused
+// at once.
+func openSubRoot(r *os.Root, rel string) (*os.Root, error) {
+	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	return r.OpenRoot(rel)
+}
+
 // holds are the roots held open, by store.
 var holds struct {
 	sync.Mutex
@@ -690,7 +705,7 @@ func (s *Store) HoldRoot() (release func()) {
 		return func() {}
 	}
 	h := &heldRoot{root: r, holds: 1}
-	if sr, err := r.OpenRoot(filepath.Join("agent", "state")); err == nil {
+	if sr, err := openSubRoot(r, filepath.Join("agent", "state")); err == nil {
 		h.state = sr
 		h.beneath = openBeneathDir(sr)
 	}
@@ -1073,7 +1088,7 @@ func (s *Store) removeTempFiles(domains bool) ([]string, error) {
 		}
 		return nil, err
 	}
-	sr, err := r.OpenRoot(filepath.Join("agent", "state"))
+	sr, err := openSubRoot(r, filepath.Join("agent", "state"))
 	if err != nil {
 		return nil, fsErr("open", stateDir, err)
 	}

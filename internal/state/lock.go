@@ -193,7 +193,7 @@ func (s *Store) AcquireLock(now time.Time, timeout time.Duration) (*Lock, *Stale
 	if err := r.MkdirAll(rel, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("lock: %w", fsErr("mkdir", s.EvolveDir, err))
 	}
-	dir, err := r.OpenRoot(rel)
+	dir, err := openSubRoot(r, rel)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lock: %w", fsErr("open", s.EvolveDir, err))
 	}
