@@ -239,12 +239,25 @@ func (c *cycle) planArtifact(domains []string, ori *orient.Orientation) {
 	bestBonus := -1.0
 	c.checkRecordedRubrics()
 	top := hasRubric(c.cfg.QualityRubric)
-	for _, name := range domains {
-		if !top {
-			// Most projects grade nothing: no per-domain work for them.
-			if dc, ok := c.cfg.Domains.Get(name); !ok || !hasRubric(dc.QualityRubric) {
-				continue
+	var graded map[string]bool
+	if !top {
+		// Most projects grade nothing: no per-domain work for them (and
+		// no lookup of each domain by name, which is a scan).
+		for i := range c.cfg.Domains {
+			if d := &c.cfg.Domains[i]; hasRubric(d.QualityRubric) {
+				if graded == nil {
+					graded = map[string]bool{}
+				}
+				graded[d.Name] = true
 			}
+		}
+		if graded == nil {
+			return
+		}
+	}
+	for _, name := range domains {
+		if !top && !graded[name] {
+			continue
 		}
 		r := c.rubricFor(name)
 		if !r.Active() {
