@@ -171,16 +171,19 @@ func (t Target) Met(actual float64) bool {
 // quality_rubric when it has one, else the top-level one, with its JSON
 // path. A rubric that is absent or JSON null does not count as given.
 func Select(domain string, domainRubric, topRubric json.RawMessage) (json.RawMessage, string) {
-	if given(domainRubric) {
+	if Given(domainRubric) {
 		return domainRubric, "domains." + domain + ".quality_rubric"
 	}
-	if given(topRubric) {
+	if Given(topRubric) {
 		return topRubric, "quality_rubric"
 	}
 	return nil, ""
 }
 
-func given(raw json.RawMessage) bool {
+// Given reports whether a quality_rubric is given: not absent, not JSON
+// null. It is what Select decides by, for a caller that must know without
+// parsing.
+func Given(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
 }
@@ -191,7 +194,7 @@ func given(raw json.RawMessage) bool {
 // grading against part of a rubric would be grading against a standard
 // nobody wrote.
 func Parse(raw json.RawMessage, path string) (*Rubric, error) {
-	if !given(raw) {
+	if !Given(raw) {
 		return nil, nil
 	}
 	v, err := decodeValue(raw)

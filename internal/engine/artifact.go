@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/artifact"
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/decide"
+	"github.com/ooda-loop/ooda/internal/gitrepo"
 	"github.com/ooda-loop/ooda/internal/judge"
 	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/proc"
@@ -60,7 +64,7 @@ type artifactState struct {
 	// the cycle itself still records what it did.
 	halts []string
 	// dirtyBefore are the working-tree paths git showed changed before a
-	// leap's skill ran, which a revert must leave alone.
+	// leap's skill ran (see changedPaths), which a revert must leave alone.
 	dirtyBefore map[string]bool
 	// entries caches artifactEntries.
 	entries []artifact.Entry
@@ -238,13 +242,13 @@ func (c *cycle) planArtifact(domains []string, ori *orient.Orientation) {
 	var best *leapPlan
 	bestBonus := -1.0
 	c.checkRecordedRubrics()
-	top := hasRubric(c.cfg.QualityRubric)
+	top := artifact.Given(c.cfg.QualityRubric)
 	var graded map[string]bool
 	if !top {
 		// Most projects grade nothing: no per-domain work for them (and
 		// no lookup of each domain by name, which is a scan).
 		for i := range c.cfg.Domains {
-			if d := &c.cfg.Domains[i]; hasRubric(d.QualityRubric) {
+			if d := &c.cfg.Domains[i]; artifact.Given(d.QualityRubric) {
 				if graded == nil {
 					graded = map[string]bool{}
 				}
@@ -335,13 +339,6 @@ func (c *cycle) planArtifact(domains []string, ori *orient.Orientation) {
 	}
 	ori.Memo[best.domain] += bestBonus
 	c.art.leap = best
-}
-
-// hasRubric reports whether a quality_rubric is given (not absent, not
-// null), as artifact.Select decides, without parsing it.
-func hasRubric(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
 }
 
 // sinceCycle are the entries of cycle since and later.
@@ -583,7 +580,7 @@ func (c *cycle) carryRubricHashes(cp *state.Checkpoint) {
 // escape it.
 func (c *cycle) checkRecordedRubrics() {
 	hashes, _ := c.rubricRecord()
-	for _, domain := range sortedKeys(hashes) {
+	for _, domain := range slices.Sorted(maps.Keys(hashes)) {
 		if _, ok := c.cfg.Domains.Get(domain); !ok || c.art.mutated[domain] {
 			continue
 		}
@@ -599,15 +596,6 @@ func (c *cycle) checkRecordedRubrics() {
 		c.addDomainGap(domain, "rubric_mutated_"+gapKey(domain), "safety_violation", msg)
 		c.art.halts = append(c.art.halts, msg)
 	}
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // critique runs 5-G for domain's rubric: integrity, capture, the judge
@@ -690,10 +678,10 @@ func (cr *captureRunner) Run(ctx context.Context, req artifact.CaptureRequest) (
 func (cr *captureRunner) run(ctx context.Context, req artifact.CaptureRequest, argv []string) ([]byte, error) {
 	c := cr.c
 	limit := c.cfg.Safety.MaxReadBytes()
-	out := &boundedBuffer{max: limit}
+	out := &gitrepo.CappedBuffer{Max: limit}
 	timeout := durationOf(c.cfg.TestTimeoutSeconds, time.Second)
 	res := c.opts.Runner.Run(ctx, proc.Spec{Argv: argv, Dir: c.store.Root, Env: envList(), Timeout: timeout,
-		Output: out, Stderr: &boundedBuffer{max: 4 << 10}, HaltFile: c.repoHalt()})
+		Output: out, Stderr: io.Discard, HaltFile: c.repoHalt()})
 	switch {
 	case res.StartErr != nil:
 		return nil, fmt.Errorf("%s could not start: %w", req.Command.String(), res.StartErr)
@@ -703,30 +691,12 @@ func (cr *captureRunner) run(ctx context.Context, req artifact.CaptureRequest, a
 		return nil, fmt.Errorf("%s stopped by the HALT file", req.Command.String())
 	case res.Canceled:
 		return nil, fmt.Errorf("%s stopped: the cycle was interrupted", req.Command.String())
-	case out.over:
+	case out.Exceeded():
 		return nil, fmt.Errorf("%s printed more than safety.max_read_mib", req.Command.String())
 	case res.ExitCode != 0:
 		return nil, fmt.Errorf("%s exited %d", req.Command.String(), res.ExitCode)
 	}
-	return secret.RedactBytes(out.buf.Bytes()), nil
-}
-
-// boundedBuffer keeps at most max bytes and remembers it was given more.
-type boundedBuffer struct {
-	buf  bytes.Buffer
-	max  int64
-	over bool
-}
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - int64(b.buf.Len()); int64(len(p)) > room {
-		b.over = true
-		if room > 0 {
-			b.buf.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return b.buf.Write(p)
+	return secret.RedactBytes(out.Bytes()), nil
 }
 
 // leapBaseline is the critique before a leap's skill runs (4-C2): the
@@ -743,7 +713,7 @@ func (c *cycle) leapBaseline(ctx context.Context) {
 		return
 	}
 	l.baseline = cr.Scores()
-	c.art.dirtyBefore = c.dirtyPaths(ctx)
+	c.art.dirtyBefore = c.changedPaths(ctx)
 }
 
 // leapEnv adds what the build skill gets on a leap or rewrite cycle.
@@ -839,7 +809,9 @@ func (c *cycle) revertLeap(ctx context.Context, f *record.Facts, why string) {
 	f.LeapRegressed = true
 	cp, ok := c.lastCheckpoint()
 	repo, rok := c.openRepo(ctx)
-	if !ok || !rok || cp.CommitSHA == "" {
+	// The checkpoint is this cycle's, but its commit still goes to git's
+	// argv: only a commit id does.
+	if !ok || !rok || !gitrepo.ValidSHA(cp.CommitSHA) {
 		c.art.halts = append(c.art.halts, fmt.Sprintf("A leap on '%s' regressed (%s) and could not be reverted: no checkpoint commit or no git repository. Restore the artifact by hand.", f.LeapTarget, why))
 		return
 	}
@@ -859,7 +831,7 @@ func (c *cycle) revertLeap(ctx context.Context, f *record.Facts, why string) {
 	}
 	var restore, remove []string
 	for p, untracked := range c.changedPaths(ctx) {
-		if c.art.dirtyBefore[p] || strings.HasPrefix(p, "agent/state/") {
+		if _, was := c.art.dirtyBefore[p]; was || strings.HasPrefix(p, "agent/state/") {
 			continue
 		}
 		if untracked {
@@ -894,15 +866,6 @@ func (c *cycle) revertLeap(ctx context.Context, f *record.Facts, why string) {
 		}
 	}
 	c.printf("[Leap] Reverted to %s (%d file(s) restored, %d removed).", shortSHA(cp.CommitSHA), len(restore), len(remove))
-}
-
-// dirtyPaths are the paths git status shows changed or untracked.
-func (c *cycle) dirtyPaths(ctx context.Context) map[string]bool {
-	out := map[string]bool{}
-	for p := range c.changedPaths(ctx) {
-		out[p] = true
-	}
-	return out
 }
 
 // changedPaths maps each changed path (git status, untracked files
@@ -1049,11 +1012,11 @@ func (c *cycle) goalVerdict(ctx context.Context, f *record.Facts, resultType str
 		gradeOn = defaultGradeOn
 	}
 	for _, t := range gradeOn {
-		if !slicesContains(recordableTypes, t) {
+		if !slices.Contains(recordableTypes, t) {
 			c.printf("[WARN] config.json eval.grade_on: %q is not a result type a cycle is recorded with (%s); it never matches.", t, strings.Join(recordableTypes, ", "))
 		}
 	}
-	if !slicesContains(gradeOn, resultType) {
+	if !slices.Contains(gradeOn, resultType) {
 		return
 	}
 	j := c.judgeFor()
@@ -1099,6 +1062,8 @@ func (c *cycle) goalVerdict(ctx context.Context, f *record.Facts, resultType str
 		c.printf("[WARN] judge (goal verdict): the answer has no boolean \"achieved\"; no verdict recorded.")
 		return
 	}
+	// The judge's words are recorded and shown: no credential it echoes.
+	a.Reason = secret.Redact(a.Reason)
 	if w := strings.Fields(a.Reason); len(w) > verdictReasonWords {
 		a.Reason = strings.Join(w[:verdictReasonWords], " ")
 	} else {
@@ -1123,13 +1088,4 @@ func (c *cycle) goalVerdict(ctx context.Context, f *record.Facts, resultType str
 	if why != "" {
 		c.addDomainGap(f.Domain, "eval_disagreement_"+gapKey(f.Domain), "eval_gap", why)
 	}
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
