@@ -26,7 +26,10 @@ func statOf(fi fs.FileInfo) (fileStat, bool) {
 // needs, and which costs os.Open several system calls more: the readers
 // of a pack's objects open a file per pack.
 func openRead(name string) (*os.File, error) {
-	fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	// O_NONBLOCK: a named pipe planted where an object or a pack should
+	// be is read as empty (and refused) instead of waited on forever; a
+	// regular file reads the same either way.
+	fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
