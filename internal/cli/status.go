@@ -6,24 +6,26 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ooda-loop/ooda/internal/metrics"
 	"github.com/ooda-loop/ooda/internal/present"
 	"github.com/ooda-loop/ooda/internal/safetext"
 )
 
 // statusOptions are the views of `ooda status` (CLI.md): the dashboard
-// by default, or one of --orient, --scorecard and --share.
+// by default, or one of --orient, --scorecard, --share and --metrics.
 type statusOptions struct {
 	orient    bool
 	scorecard bool
 	window    int
 	share     bool
 	plain     bool
+	metrics   bool
 }
 
 func newStatusCmd(g *globals) *cobra.Command {
 	var o statusOptions
 	cmd := &cobra.Command{
-		Use:   "status [--orient | --scorecard [--window N] | --share [--plain]]",
+		Use:   "status [--orient | --scorecard [--window N] | --share [--plain] | --metrics]",
 		Short: "Show the loop's dashboard: HALT, domains, actions, saturation, cost",
 		Long: `Show the dashboard of the project: whether it is halted and why (always
 the first line), each domain's status, last run, confidence, alerts, last
@@ -55,7 +57,10 @@ The other views, one at a time:
                           lesson rates, the grade and the Goodhart cap, and
                           a trend per KPI; all cycles, or the last N
   --share [--plain]       the Cycle Card of the latest cycle (the one every
-                          cycle prints at its end); --plain: no box, no emoji`,
+                          cycle prints at its end); --plain: no box, no emoji
+  --metrics               the numbers in the Prometheus text format, once,
+                          for node_exporter's textfile collector
+                          (docs/dashboard.md)`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(cmd); err != nil {
@@ -68,6 +73,8 @@ The other views, one at a time:
 				return runStatusScorecard(g, o.window)
 			case o.share:
 				return runStatusShare(g, o.plain)
+			case o.metrics:
+				return runStatusMetrics(g)
 			}
 			return runStatus(g)
 		},
@@ -78,6 +85,7 @@ The other views, one at a time:
 	f.IntVar(&o.window, "window", 0, "with --scorecard: only the last N cycles (default: all)")
 	f.BoolVar(&o.share, "share", false, "the Cycle Card of the latest cycle")
 	f.BoolVar(&o.plain, "plain", false, "with --share: no box drawing, no emoji")
+	f.BoolVar(&o.metrics, "metrics", false, "the numbers in the Prometheus text format, for node_exporter's textfile collector")
 	return cmd
 }
 
@@ -85,12 +93,14 @@ The other views, one at a time:
 // --window and --plain only with the view they shape.
 func (o statusOptions) check(cmd *cobra.Command) error {
 	views := 0
-	for _, on := range []bool{o.orient, o.scorecard, o.share} {
+	for _, on := range []bool{o.orient, o.scorecard, o.share, o.metrics} {
 		if on {
 			views++
 		}
 	}
 	switch {
+	case views > 1 && o.metrics:
+		return usageError(errors.New("status: --metrics is a view of its own; leave out --orient, --scorecard and --share"))
 	case views > 1:
 		return usageError(errors.New("status: --orient, --scorecard and --share are separate views; give one"))
 	case cmd.Flags().Changed("window") && !o.scorecard:
@@ -126,4 +136,31 @@ func runStatus(g *globals) error {
 		return g.printJSON(doc)
 	}
 	return present.RenderDashboard(g.stdout, doc, g.style(g.stdout))
+}
+
+// runStatusMetrics prints the Prometheus text exposition of the project
+// once (`ooda status --metrics`), for node_exporter's textfile collector.
+// Like every status view it only reads; a corrupt file is named on stderr
+// and, in the text, by ooda_state_file_corrupt.
+func runStatusMetrics(g *globals) error {
+	if g.json {
+		return usageError(errors.New("status: --metrics prints the Prometheus text format; leave out --json"))
+	}
+	clk, err := g.clock()
+	if err != nil {
+		return err
+	}
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return err
+	}
+	root, err := g.root()
+	if err != nil {
+		return err
+	}
+	r := metrics.Read(metrics.Project{Dir: root, Config: cfg}, clk.Now())
+	for _, p := range r.Warnings {
+		fmt.Fprintf(g.stderr, "[WARN] corrupt state file: %s\n", safetext.Text(p))
+	}
+	return metrics.Write(g.stdout, r)
 }
