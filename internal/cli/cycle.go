@@ -186,10 +186,13 @@ type scoreDoc struct {
 	ConfidenceTerm float64  `json:"confidence_term"`
 	Memo           float64  `json:"memo"`
 	Balance        float64  `json:"balance"`
-	RawScore       float64  `json:"raw_score"`
-	Score          float64  `json:"score"`
-	Excluded       *string  `json:"excluded"`
-	Reasons        []string `json:"reasons"`
+	// Value is adaptive scoring's learned-value term, absent when the
+	// term is off (the seed's table is unchanged).
+	Value    *float64 `json:"value,omitempty"`
+	RawScore float64  `json:"raw_score"`
+	Score    float64  `json:"score"`
+	Excluded *string  `json:"excluded"`
+	Reasons  []string `json:"reasons"`
 }
 
 type winnerDoc struct {
@@ -260,6 +263,10 @@ func scoreDocOf(o decide.Option) scoreDoc {
 	if o.Hours != nil {
 		h := r4(*o.Hours)
 		s.Hours = &h
+	}
+	if o.Value != 0 {
+		v := r4(o.Value)
+		s.Value = &v
 	}
 	if o.Virtual {
 		q := r4(o.Queue)

@@ -159,6 +159,9 @@ func appendScore(b []byte, s scoreDoc) ([]byte, bool) {
 	num("confidence_term", s.ConfidenceTerm)
 	num("memo", s.Memo)
 	num("balance", s.Balance)
+	if s.Value != nil {
+		num("value", *s.Value)
+	}
 	num("raw_score", s.RawScore)
 	num("score", s.Score)
 	key("excluded", false)

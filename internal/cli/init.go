@@ -29,6 +29,10 @@ type initOptions struct {
 	yes     bool
 }
 
+// adaptiveDoc is the note init writes beside the adaptive scoring it turns
+// on.
+const adaptiveDoc = "Adaptive scoring: learned from each domain's own cycles and pulled toward unmet goals (docs/scoring.md). \"enabled\": false gives the original OODA-loop scoring exactly."
+
 func newInitCmd(g *globals) *cobra.Command {
 	var o initOptions
 	cmd := &cobra.Command{
@@ -154,7 +158,8 @@ func runInit(g *globals, o initOptions) error {
 			// stays blocked until a person adds it.
 			"skill_allowlist": plan.allowlist(),
 		},
-		"cost": map[string]any{"daily_limit_usd": config.Default().Cost.DailyLimitUSD, "warning_threshold_pct": config.Default().Cost.WarningThresholdPct},
+		"cost":    map[string]any{"daily_limit_usd": config.Default().Cost.DailyLimitUSD, "warning_threshold_pct": config.Default().Cost.WarningThresholdPct},
+		"scoring": map[string]any{"__doc__": adaptiveDoc, "adaptive": config.InitAdaptive()},
 	}
 	if len(plan.goals) > 0 {
 		// The goals init proposes are invariants (the tests pass, the

@@ -205,6 +205,54 @@ type Scoring struct {
 	MonitorDryDampen      float64        `json:"monitor_dry_dampen"`
 	OffMissionThreshold   float64        `json:"off_mission_threshold"`
 	OffMissionDampen      float64        `json:"off_mission_dampen"`
+	// Adaptive is adaptive scoring; its zero value (the block absent, as
+	// in every OODA-loop configuration) leaves the seed's scoring as it is.
+	Adaptive Adaptive `json:"adaptive"`
+}
+
+// Adaptive holds adaptive scoring (docs/scoring.md): terms Decide adds to
+// the seed's 3-A score, learned from each domain's own recorded cycles
+// and from the active goals. The seed's score wastes cycles on domains
+// that are stale but empty, and its goal term barely moves the table
+// (0.3 × at most 0.5); these terms aim each cycle where work was found
+// before and where an unmet goal needs it.
+type Adaptive struct {
+	Enabled bool `json:"enabled"`
+	// ValueWeight is the score per unit of a domain's learned value (the
+	// mean quality_multiplier of its recent cycles).
+	ValueWeight float64 `json:"value_weight"`
+	// YieldStaleness scales staleness by the domain's learned yield.
+	YieldStaleness bool `json:"yield_staleness"`
+	// MissionFocus scales staleness by mission_alignment when a mission
+	// is set.
+	MissionFocus bool `json:"mission_focus"`
+	// GoalPullWeight replaces 3-C's goal term with a pull toward the
+	// domains unmet goals depend on.
+	GoalPullWeight float64 `json:"goal_pull_weight"`
+	// Window is how many recent recorded cycles of a domain are read
+	// (default 10).
+	Window int `json:"window"`
+}
+
+// InitAdaptive is the adaptive scoring `ooda init` writes into a new
+// project's config.json (and `ooda sim` runs as its adaptive strategy):
+// every term on, at the weights measured in docs/benchmarks.md.
+func InitAdaptive() Adaptive {
+	return Adaptive{Enabled: true, ValueWeight: 20, YieldStaleness: true, MissionFocus: true, GoalPullWeight: 15, Window: DefaultAdaptiveWindow}
+}
+
+// DefaultAdaptiveWindow is Adaptive.Window when unset.
+const DefaultAdaptiveWindow = 10
+
+// On reports whether adaptive scoring applies.
+func (a Adaptive) On() bool { return a.Enabled }
+
+// HistoryWindow is Window, or its default.
+func (a Adaptive) HistoryWindow() int {
+	if a.Window <= 0 {
+		return DefaultAdaptiveWindow
+	}
+	return a.Window
 }
 
 // ConfidenceCfg holds the confidence bounds and deltas (2-B).

@@ -249,7 +249,8 @@ func (m *Implementation) setFast(b []byte) bool {
 var (
 	scoringKeys = []string{"staleness_curve", "balance_enabled", "balance_weight", "goal_weight", "confidence_weight",
 		"hours_if_never_run", "implementation_formula", "rice_extensions", "mission_weight", "dry_domain_dampen",
-		"monitor_dry_dampen", "off_mission_threshold", "off_mission_dampen"}
+		"monitor_dry_dampen", "off_mission_threshold", "off_mission_dampen", "adaptive"}
+	adaptiveKeys    = []string{"enabled", "value_weight", "yield_staleness", "mission_focus", "goal_pull_weight", "window"}
 	implFormulaKeys = []string{"pending_multiplier", "age_multiplier", "rice_multiplier", "open_pr_penalty"}
 )
 
@@ -309,6 +310,25 @@ func (s *Scoring) setFast(b []byte) bool {
 			return fastFloat(v, &s.OffMissionThreshold)
 		case "off_mission_dampen":
 			return fastFloat(v, &s.OffMissionDampen)
+		case "adaptive":
+			a := &s.Adaptive
+			return fastFields(v, adaptiveKeys, func(k string, v []byte) bool {
+				switch k {
+				case "enabled":
+					return fastBool(v, &a.Enabled)
+				case "value_weight":
+					return fastFloat(v, &a.ValueWeight)
+				case "yield_staleness":
+					return fastBool(v, &a.YieldStaleness)
+				case "mission_focus":
+					return fastBool(v, &a.MissionFocus)
+				case "goal_pull_weight":
+					return fastFloat(v, &a.GoalPullWeight)
+				case "window":
+					return fastInt(v, &a.Window)
+				}
+				return false
+			})
 		}
 		return false
 	})

@@ -16,6 +16,7 @@ var fastKeyLists = map[reflect.Type][]string{
 	reflect.TypeFor[Project]():        projectKeys,
 	reflect.TypeFor[Implementation](): implementationKeys,
 	reflect.TypeFor[Scoring]():        scoringKeys,
+	reflect.TypeFor[Adaptive]():       adaptiveKeys,
 	reflect.TypeFor[ImplFormula]():    implFormulaKeys,
 	reflect.TypeFor[ConfidenceCfg]():  confidenceKeys,
 	reflect.TypeFor[Safety]():         safetyKeys,

@@ -24,6 +24,7 @@ func Default() *Config {
 			RiceExtensions:        map[string]float64{},
 			MissionWeight:         6.0, DryDomainDampen: 0.3, MonitorDryDampen: 0.6,
 			OffMissionThreshold: 0.2, OffMissionDampen: 0.2,
+			Adaptive: Adaptive{Window: DefaultAdaptiveWindow},
 		},
 		Confidence: ConfidenceCfg{Initial: 0.7, MergeBoost: 0.1, RejectPenalty: 0.2, Min: 0.1, Max: 1.0, ObservationMicroAdjustments: true},
 		Safety: Safety{

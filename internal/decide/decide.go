@@ -54,9 +54,11 @@ type Option struct {
 	ConfidenceTerm float64
 	Memo           float64
 	Balance        float64
-	RawScore       float64
-	Score          float64
-	Excluded       string
+	// Value is adaptive scoring's learned-value term (0 when it is off).
+	Value    float64
+	RawScore float64
+	Score    float64
+	Excluded string
 	// SelectedByAlert is true when the alert term is > 0 (recorded on the
 	// decision-log entry for the consecutive-alert cap).
 	SelectedByAlert bool
@@ -681,8 +683,14 @@ func scoreDomain(in Input, c *Domain, n int, sig signals, gk goalKeywords, hours
 			stal *= sc.MonitorDryDampen
 		}
 	}
-	if cfg.MissionSet() && c.MissionAlignment < sc.OffMissionThreshold && !urgent {
+	adaptive := in.adaptiveOn()
+	// Mission focus scales staleness by the alignment itself, in place of
+	// this step.
+	if cfg.MissionSet() && c.MissionAlignment < sc.OffMissionThreshold && !urgent && !(adaptive && sc.Adaptive.MissionFocus) {
 		stal *= sc.OffMissionDampen
+	}
+	if adaptive {
+		stal = adaptiveStaleness(in, c, stal)
 	}
 	o.Staleness = stal
 
@@ -717,9 +725,16 @@ func scoreDomain(in Input, c *Domain, n int, sig signals, gk goalKeywords, hours
 	if cfg.MissionSet() {
 		o.Mission = sc.MissionWeight * c.MissionAlignment
 	}
-	o.Goal = goalContribution(in, gk, c.Name, c.GoalContribution) * sc.GoalWeight
+	if adaptive && sc.Adaptive.GoalPullWeight > 0 {
+		o.Goal = goalPull(in, gk, c.Name)
+	} else {
+		o.Goal = goalContribution(in, gk, c.Name, c.GoalContribution) * sc.GoalWeight
+	}
 	o.Memo = in.Memo[c.Name]
-	o.RawScore = o.Staleness + o.Alert + o.Mission + o.Goal + o.ConfidenceTerm + o.Memo + o.Balance
+	if adaptive {
+		o.Value = adaptiveValue(in, c.Name)
+	}
+	o.RawScore = o.Staleness + o.Alert + o.Mission + o.Goal + o.ConfidenceTerm + o.Memo + o.Balance + o.Value
 	o.Score = math.Max(o.RawScore, 0)
 	if in.Quarantined[c.Name] {
 		o.Excluded = ExcludedQuarantined
@@ -753,9 +768,16 @@ func scoreImplementation(in Input, sig signals, gk goalKeywords) Option {
 	if cfg.MissionSet() {
 		o.Mission = sc.MissionWeight * cfg.Implementation.Alignment()
 	}
-	o.Goal = goalContribution(in, gk, ImplementationDomain, nil) * sc.GoalWeight
+	if in.adaptiveOn() && sc.Adaptive.GoalPullWeight > 0 {
+		o.Goal = goalPull(in, gk, ImplementationDomain)
+	} else {
+		o.Goal = goalContribution(in, gk, ImplementationDomain, nil) * sc.GoalWeight
+	}
 	o.Memo = in.Memo[ImplementationDomain]
-	o.RawScore = o.Queue + o.Alert + o.Mission + o.Goal + o.ConfidenceTerm + o.Memo
+	if in.adaptiveOn() {
+		o.Value = adaptiveValue(in, ImplementationDomain)
+	}
+	o.RawScore = o.Queue + o.Alert + o.Mission + o.Goal + o.ConfidenceTerm + o.Memo + o.Value
 	o.Score = math.Max(o.RawScore, 0)
 	if in.Quarantined[ImplementationDomain] {
 		o.Excluded = ExcludedQuarantined
@@ -796,6 +818,20 @@ func goalContribution(in Input, gk goalKeywords, domain string, override *float6
 		return 0.5
 	}
 	return 0.5 * (1 - math.Min(math.Max(lowest, 0), 1))
+}
+
+// goalConcerns is GoalRelates for goal i of the input, through its
+// normalised keywords.
+func goalConcerns(gk goalKeywords, i int, g Goal, domain string) bool {
+	if g.Domain == domain || contains(g.RelatedDomains, domain) {
+		return true
+	}
+	if len(g.RelatedDomains) > 0 || g.Domain != "" || domain == "" {
+		return false
+	}
+	key := keyword(domain)
+	kw := gk[i]
+	return kw.title != "" && strings.Contains(kw.title, key) || kw.id != "" && strings.Contains(kw.id, key)
 }
 
 // goalKeywords holds, per goal, its title and id as the keyword fallback

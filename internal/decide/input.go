@@ -38,6 +38,18 @@ type Input struct {
 	// Lean is the direction recalled lessons push each domain (2-F): +1
 	// after a hit, −1 after a miss. It breaks ties within LessonMargin.
 	Lean map[string]int
+	// History is each domain's recorded cycles, oldest first (the
+	// outcomes Orient annotated this cycle): what the learned yield of
+	// adaptive scoring reads. Nil when adaptive scoring is off.
+	History map[string][]Past
+}
+
+// Past is one recorded cycle of a domain, as adaptive scoring reads it.
+type Past struct {
+	// Quality is the cycle's quality_multiplier, as annotated so far (a
+	// PR's cycle moves from 0.5 to 0.8 once merged, 0 once rejected).
+	Quality   float64
+	HadOutput bool
 }
 
 // Domain is one observed domain.

@@ -1124,6 +1124,21 @@ func (c *cycle) decideInput(obs *observe.Observation, ori orient.Orientation) de
 		in.Goals = append(in.Goals, decide.Goal{ID: g.ID, Title: g.Title, Status: g.Status, Progress: g.ProgressValue(), RelatedDomains: g.RelatedDomains, Domain: g.Domain,
 			Quarantined: c.opts.Quarantined[g.ID]})
 	}
+	if c.cfg.Scoring.Adaptive.On() {
+		// Adaptive scoring learns from each domain's recorded cycles, as
+		// Orient annotated them this cycle.
+		entries := snap.Outcomes.Entries
+		if c.outc.Outcomes != nil {
+			entries = c.outc.Outcomes
+		}
+		in.History = map[string][]decide.Past{}
+		for _, o := range entries {
+			if o.Domain == "" {
+				continue
+			}
+			in.History[o.Domain] = append(in.History[o.Domain], decide.Past{Quality: o.QualityMult, HadOutput: o.HadOutput != nil && *o.HadOutput})
+		}
+	}
 	for _, e := range snap.State.DecisionLog {
 		in.Log = append(in.Log, decide.LogEntry{Cycle: e.Cycle, Domain: e.SelectedDomain, Action: e.Action, HadOutput: e.HadOutput, SelectedByAlert: e.SelectedByAlert, Guidance: e.Guidance})
 	}
