@@ -119,6 +119,9 @@ func printSim(w io.Writer, o simOptions, rs []sim.Result) {
 	}
 	for _, r := range rs {
 		fmt.Fprintf(w, "%-22s %10.3f %9s %14s %7s %5d\n", safetext.Text(r.Scenario), r.LoopValue, opt(r.FutileRatePct), opt(r.MissionHitRatePct), opt(r.GoalProgressPct), r.SkippedIdle)
+		if r.Halted > 0 {
+			fmt.Fprintf(w, "  halted for its last %d cycle(s): a breaker created the HALT file (--keep, then ooda status --project DIR, says which)\n", r.Halted)
+		}
 		if f, ok := sim.Published[r.Scenario][r.Cycles]; ok && !o.noMission {
 			verdict := "not beaten"
 			if r.Beats(f) {

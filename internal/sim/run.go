@@ -34,11 +34,14 @@ const (
 	StrategyAdaptive = "adaptive"
 )
 
-// Idle and Skip are the winners recorded for a cycle that ran no skill:
-// the goal-completion idle gate, and any other skip.
+// Idle, Skip and Halted are the winners recorded for a cycle that ran no
+// skill: the goal-completion idle gate, any other skip, and a cycle the
+// HALT file stopped (the engine's own breakers create it: saturation,
+// silent failures, the cost cap).
 const (
-	Idle = "(idle)"
-	Skip = "(skip)"
+	Idle   = "(idle)"
+	Skip   = "(skip)"
+	Halted = "(halted)"
 )
 
 // Options configure one simulation run.
@@ -73,7 +76,10 @@ type Result struct {
 	// GoalProgressPct is null for a scenario without a goal.
 	GoalProgressPct *float64 `json:"goal_progress_pct"`
 	SkippedIdle     int      `json:"skipped_idle"`
-	Winners         []string `json:"winners"`
+	// Halted counts the cycles a HALT file stopped (after one of the
+	// engine's breakers created it).
+	Halted  int      `json:"halted"`
+	Winners []string `json:"winners"`
 	// Project is the simulated project's directory, when it was kept.
 	Project string `json:"project,omitempty"`
 }
@@ -142,8 +148,14 @@ func Run(ctx context.Context, sc *Scenario, o Options) (res Result, err error) {
 			return res, fmt.Errorf("cycle %d: %w\n%s", c, err, log.String())
 		}
 		switch {
-		case r.Status == engine.StatusError || r.Status == engine.StatusHalted:
-			return res, fmt.Errorf("cycle %d: the engine stopped (%s: %s)\n%s", c, r.Status, r.Reason, log.String())
+		case r.Status == engine.StatusError:
+			return res, fmt.Errorf("cycle %d: the engine failed (%s)\n%s", c, r.Reason, log.String())
+		case r.Status == engine.StatusHalted:
+			// Nobody reviews a simulated project: once a breaker halted
+			// it, every later cycle is one that ran and did nothing.
+			ran[c] = true
+			res.Halted++
+			res.Winners = append(res.Winners, Halted)
 		case r.Status == engine.StatusSkipped && r.Reason == decide.ReasonGoalsMetIdle:
 			res.SkippedIdle++
 			res.Winners = append(res.Winners, Idle)

@@ -231,3 +231,20 @@ func TestSim_UnseenScenarios(t *testing.T) {
 		t.Errorf("adaptive is not better than the seed on unseen scenarios: spec %v, adaptive %v", sum[0], sum[1])
 	}
 }
+
+// A scenario in which nothing ever has work trips the engine's saturation
+// breaker, which creates the HALT file: the run goes on to its last cycle,
+// each halted cycle a cycle that ran and did nothing.
+func TestSim_HaltedByABreaker(t *testing.T) {
+	sc := parse(t, `{"name": "dry", "mission": "m",
+		"domains": {"scan": {"weight": 1, "mission_alignment": 1, "kind": "observe"}}}`)
+	r := run(t, sc, Options{Cycles: 20, Strategy: StrategySpec})
+	if r.Halted == 0 || r.Winners[len(r.Winners)-1] != Halted || len(r.Winners) != 20 {
+		t.Fatalf("halted %d, winners %v", r.Halted, r.Winners)
+	}
+	// Every halted cycle ran and is futile; the skips before the breaker
+	// are recorded as observe-only cycles (0.1), the rest futile.
+	if val(r.FutileRatePct) < 100*float64(r.Halted)/20 || r.LoopValue > 0.05 {
+		t.Errorf("futile %v loop value %v", val(r.FutileRatePct), r.LoopValue)
+	}
+}
