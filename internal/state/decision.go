@@ -224,10 +224,13 @@ func (s *State) unmarshalChecked(b []byte) error {
 }
 
 // MarshalJSON writes unknown keys back.
-func (s State) MarshalJSON() ([]byte, error) {
+func (s State) MarshalJSON() ([]byte, error) { return marshalKeep(s.keepParts()) }
+
+// keepParts is what MarshalJSON encodes (see keepParter).
+func (s State) keepParts() (any, Extra) {
 	type alias State
 	if s.DecisionLog == nil {
 		s.DecisionLog = []DecisionEntry{}
 	}
-	return marshalKeep(alias(s), s.Extra)
+	return alias(s), s.Extra
 }

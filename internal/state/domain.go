@@ -223,7 +223,10 @@ func (l *Lens) UnmarshalJSON(b []byte) error {
 }
 
 // MarshalJSON writes unknown keys back.
-func (l Lens) MarshalJSON() ([]byte, error) {
+func (l Lens) MarshalJSON() ([]byte, error) { return marshalKeep(l.keepParts()) }
+
+// keepParts is what MarshalJSON encodes (see keepParter).
+func (l Lens) keepParts() (any, Extra) {
 	type alias Lens
 	for _, p := range []*[]LensItem{&l.FocusItems, &l.LearnedThresholds, &l.DiscoveredSignals} {
 		if *p == nil {
@@ -235,7 +238,7 @@ func (l Lens) MarshalJSON() ([]byte, error) {
 			*p = []json.RawMessage{}
 		}
 	}
-	return marshalKeep(alias(l), l.Extra)
+	return alias(l), l.Extra
 }
 
 // Active returns the lens passed to skills: focus items and learned

@@ -33,6 +33,9 @@ func encodeDocument(v any) ([]byte, bool) {
 	if encodeFastOff {
 		return nil, false
 	}
+	if b, ok := encodeSpliced(v); ok {
+		return b, true
+	}
 	m, ok := v.(json.Marshaler)
 	if !ok {
 		return nil, false
@@ -56,7 +59,16 @@ func encodeDocument(v any) ([]byte, bool) {
 	// size) is taken from the compacted copy, as it always was.
 	c := b[start:end]
 	if !compactCheckFirst {
-		if out, blanks := indentCounting(c); blanks == 0 {
+		out, blanks := indentCounting(c)
+		if blanks == 0 {
+			return out, true
+		}
+		// Indenting skipped the blanks: out is the compacted copy's
+		// indentation too, unless the bound on indentation (a share of
+		// the input's size) made either pass write compact — which
+		// neither did when all the indentation out holds is within the
+		// compacted copy's bound.
+		if compact := len(c) - blanks; !blanksRedoOn && len(out)-compact <= compact+64<<10 {
 			return out, true
 		}
 	} else if !hasSpaceBetweenTokens(c) {
@@ -64,6 +76,11 @@ func encodeDocument(v any) ([]byte, bool) {
 	}
 	return indentBounded(appendStripped(make([]byte, 0, len(c)), c)), true
 }
+
+// blanksRedoOn, set by the tests, indents a document that held blanks
+// again from its compacted copy, as encodeDocument did before it kept
+// the first indentation.
+var blanksRedoOn bool
 
 // compactCheckFirst, set by the tests, looks for blanks in a document
 // before indenting it (hasSpaceBetweenTokens): the order indentCounting
@@ -168,8 +185,10 @@ type encField struct {
 // encoding/json's order, each with its name and options.
 type encPlan struct {
 	fields []encField
-	// lastLen is the length of the type's last encoding.
-	lastLen atomic.Int64
+	// lastLen is the length of the type's last encoding; lastIndented,
+	// of its last indented one (encodeSpliced).
+	lastLen      atomic.Int64
+	lastIndented atomic.Int64
 }
 
 var encPlans sync.Map // reflect.Type -> *encPlan (nil: left to encoding/json)

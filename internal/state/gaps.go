@@ -150,12 +150,15 @@ func (s *SkillGaps) unmarshalChecked(b []byte) error {
 }
 
 // MarshalJSON writes unknown keys back.
-func (s SkillGaps) MarshalJSON() ([]byte, error) {
+func (s SkillGaps) MarshalJSON() ([]byte, error) { return marshalKeep(s.keepParts()) }
+
+// keepParts is what MarshalJSON encodes (see keepParter).
+func (s SkillGaps) keepParts() (any, Extra) {
 	type alias SkillGaps
 	if s.Gaps == nil {
 		s.Gaps = []Gap{}
 	}
-	return marshalKeep(alias(s), s.Extra)
+	return alias(s), s.Extra
 }
 
 // GapEvent is one occurrence of a gap, as a cycle detects it.

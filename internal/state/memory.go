@@ -180,7 +180,10 @@ func (e *Episodes) unmarshalChecked(b []byte) error {
 }
 
 // MarshalJSON writes unknown keys back.
-func (e Episodes) MarshalJSON() ([]byte, error) {
+func (e Episodes) MarshalJSON() ([]byte, error) { return marshalKeep(e.keepParts()) }
+
+// keepParts is what MarshalJSON encodes (see keepParter).
+func (e Episodes) keepParts() (any, Extra) {
 	type alias Episodes
 	if e.Episodes == nil {
 		e.Episodes = []Episode{}
@@ -188,7 +191,7 @@ func (e Episodes) MarshalJSON() ([]byte, error) {
 	if e.SchemaVersion == "" {
 		e.SchemaVersion = "1.0.0"
 	}
-	return marshalKeep(alias(e), e.Extra)
+	return alias(e), e.Extra
 }
 
 // Principle is one permanent learning (tier-3 memory, 6-C4). Besides its
@@ -448,7 +451,10 @@ func (r *Reflections) unmarshalChecked(b []byte) error {
 }
 
 // MarshalJSON writes unknown keys back.
-func (r Reflections) MarshalJSON() ([]byte, error) {
+func (r Reflections) MarshalJSON() ([]byte, error) { return marshalKeep(r.keepParts()) }
+
+// keepParts is what MarshalJSON encodes (see keepParter).
+func (r Reflections) keepParts() (any, Extra) {
 	type alias Reflections
 	if r.Reflections == nil {
 		r.Reflections = []Reflection{}
@@ -456,7 +462,7 @@ func (r Reflections) MarshalJSON() ([]byte, error) {
 	if r.SchemaVersion == "" {
 		r.SchemaVersion = "1.0.0"
 	}
-	return marshalKeep(alias(r), r.Extra)
+	return alias(r), r.Extra
 }
 
 // Cascade is one cross-domain cascade event (2-B3).

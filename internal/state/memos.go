@@ -120,7 +120,10 @@ func (m *Memos) decode(b []byte, checked bool) error {
 }
 
 // MarshalJSON writes the canonical 1.1.0 shape and unknown keys back.
-func (m Memos) MarshalJSON() ([]byte, error) {
+func (m Memos) MarshalJSON() ([]byte, error) { return marshalKeep(m.keepParts()) }
+
+// keepParts is what MarshalJSON encodes (see keepParter).
+func (m Memos) keepParts() (any, Extra) {
 	type alias Memos
 	m.SchemaVersion = "1.1.0"
 	if m.ScoreAdjustments == nil {
@@ -135,5 +138,5 @@ func (m Memos) MarshalJSON() ([]byte, error) {
 	if len(m.LastMemo) == 0 {
 		m.LastMemo = json.RawMessage("null")
 	}
-	return marshalKeep(alias(m), m.Extra)
+	return alias(m), m.Extra
 }

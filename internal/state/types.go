@@ -637,12 +637,15 @@ func (o *Outcomes) unmarshalChecked(b []byte) error {
 }
 
 // MarshalJSON writes unknown keys back.
-func (o Outcomes) MarshalJSON() ([]byte, error) {
+func (o Outcomes) MarshalJSON() ([]byte, error) { return marshalKeep(o.keepParts()) }
+
+// keepParts is what MarshalJSON encodes (see keepParter).
+func (o Outcomes) keepParts() (any, Extra) {
 	type alias Outcomes
 	if o.Entries == nil {
 		o.Entries = []Outcome{}
 	}
-	return marshalKeep(alias(o), o.Extra)
+	return alias(o), o.Extra
 }
 
 // CycleLogLine is one line of the append-only cycle_log.jsonl (6-C9).
