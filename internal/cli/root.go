@@ -431,7 +431,7 @@ configuration error, 3 halted, 4 the cycle was recorded but its skill failed.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	// Before any command prints, whether or not its configuration is valid.
 	root.PersistentPreRun = func(*cobra.Command, []string) { g.registerRawSecrets() }
-	root.AddCommand(newCycleCmd(g), newHaltCmd(g), newResumeCmd(g), newInitCmd(g), newConfigCmd(g), newDemoCmd(g), newSkillCmd(g), newVersionCmd(g), newStatusCmd(g), newRunCmd(g), newDoctorCmd(g), newSimCmd(g))
+	root.AddCommand(newCycleCmd(g), newHaltCmd(g), newResumeCmd(g), newInitCmd(g), newConfigCmd(g), newDemoCmd(g), newSkillCmd(g), newVersionCmd(g), newStatusCmd(g), newRunCmd(g), newDoctorCmd(g), newSimCmd(g), newDashboardCmd(g))
 	return root
 }
 
