@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -20,7 +19,9 @@ import (
 
 	"github.com/ooda-loop/ooda/internal/dashboard"
 	"github.com/ooda-loop/ooda/internal/metrics"
+	"github.com/ooda-loop/ooda/internal/proc"
 	"github.com/ooda-loop/ooda/internal/safetext"
+	"github.com/ooda-loop/ooda/internal/secret"
 )
 
 // defaultDashboardAddr is where `ooda dashboard` listens without --listen:
@@ -230,15 +231,18 @@ func openBrowser(g *globals, url string) {
 	if runtime.GOOS == "darwin" {
 		name = "open"
 	}
-	path, err := exec.LookPath(name)
+	path, err := proc.LookPath(name)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "[WARN] --open: no %s here; open %s yourself\n", name, url)
 		return
 	}
-	c := exec.Command(path, url)
-	if err := c.Start(); err != nil {
-		fmt.Fprintf(g.stderr, "[WARN] --open: %s: %v; open %s yourself\n", name, safetext.Error(err), url)
-		return
-	}
-	go c.Wait()
+	// Through proc like every process ooda starts: contained, timed, and
+	// without the credentials ooda knows (an opener needs the desktop's
+	// variables, not tokens).
+	go func() {
+		res := proc.Exec{}.Run(context.Background(), proc.Spec{Argv: []string{path, url}, Env: secret.ChildEnv(os.Environ(), nil, false), Timeout: time.Minute})
+		if res.StartErr != nil {
+			fmt.Fprintf(g.stderr, "[WARN] --open: %s: %v; open %s yourself\n", name, safetext.Error(res.StartErr), url)
+		}
+	}()
 }
