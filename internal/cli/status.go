@@ -1,14 +1,20 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ooda-loop/ooda/internal/dashboard"
 	"github.com/ooda-loop/ooda/internal/metrics"
 	"github.com/ooda-loop/ooda/internal/present"
 	"github.com/ooda-loop/ooda/internal/safetext"
+	"github.com/ooda-loop/ooda/internal/state"
 )
 
 // statusOptions are the views of `ooda status` (CLI.md): the dashboard
@@ -20,12 +26,13 @@ type statusOptions struct {
 	share     bool
 	plain     bool
 	metrics   bool
+	html      string
 }
 
 func newStatusCmd(g *globals) *cobra.Command {
 	var o statusOptions
 	cmd := &cobra.Command{
-		Use:   "status [--orient | --scorecard [--window N] | --share [--plain] | --metrics]",
+		Use:   "status [--orient | --scorecard [--window N] | --share [--plain] | --metrics | --html FILE]",
 		Short: "Show the loop's dashboard: HALT, domains, actions, saturation, cost",
 		Long: `Show the dashboard of the project: whether it is halted and why (always
 the first line), each domain's status, last run, confidence, alerts, last
@@ -60,7 +67,10 @@ The other views, one at a time:
                           cycle prints at its end); --plain: no box, no emoji
   --metrics               the numbers in the Prometheus text format, once,
                           for node_exporter's textfile collector
-                          (docs/dashboard.md)`,
+                          (docs/dashboard.md)
+  --html FILE             the page of ooda dashboard, with its plots, as one
+                          self-contained HTML file (no script, nothing
+                          fetched), written atomically; - is stdout`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(cmd); err != nil {
@@ -75,6 +85,8 @@ The other views, one at a time:
 				return runStatusShare(g, o.plain)
 			case o.metrics:
 				return runStatusMetrics(g)
+			case cmd.Flags().Changed("html"):
+				return runStatusHTML(g, o.html)
 			}
 			return runStatus(g)
 		},
@@ -86,6 +98,7 @@ The other views, one at a time:
 	f.BoolVar(&o.share, "share", false, "the Cycle Card of the latest cycle")
 	f.BoolVar(&o.plain, "plain", false, "with --share: no box drawing, no emoji")
 	f.BoolVar(&o.metrics, "metrics", false, "the numbers in the Prometheus text format, for node_exporter's textfile collector")
+	f.StringVar(&o.html, "html", "", "write the dashboard's page as one self-contained HTML file (- for stdout)")
 	return cmd
 }
 
@@ -93,12 +106,17 @@ The other views, one at a time:
 // --window and --plain only with the view they shape.
 func (o statusOptions) check(cmd *cobra.Command) error {
 	views := 0
-	for _, on := range []bool{o.orient, o.scorecard, o.share, o.metrics} {
+	html := cmd.Flags().Changed("html")
+	for _, on := range []bool{o.orient, o.scorecard, o.share, o.metrics, html} {
 		if on {
 			views++
 		}
 	}
 	switch {
+	case views > 1 && html:
+		return usageError(errors.New("status: --html writes a view of its own; leave out --orient, --scorecard, --share and --metrics"))
+	case html && o.html == "":
+		return usageError(errors.New("status: --html needs a FILE to write (- for stdout)"))
 	case views > 1 && o.metrics:
 		return usageError(errors.New("status: --metrics is a view of its own; leave out --orient, --scorecard and --share"))
 	case views > 1:
@@ -163,4 +181,89 @@ func runStatusMetrics(g *globals) error {
 		fmt.Fprintf(g.stderr, "[WARN] corrupt state file: %s\n", safetext.Text(p))
 	}
 	return metrics.Write(g.stdout, r)
+}
+
+// runStatusHTML writes the page `ooda dashboard` serves as one
+// self-contained file (`ooda status --html FILE`): a report to attach to
+// an issue or keep as a CI artifact. It reads as every status view does;
+// the one file it writes is replaced atomically, so a reader never sees
+// half a page, and it is never a state file or the configuration.
+func runStatusHTML(g *globals, file string) error {
+	if g.json {
+		return usageError(errors.New("status: --html writes a page; leave out --json"))
+	}
+	clk, err := g.clock()
+	if err != nil {
+		return err
+	}
+	if _, err := g.loadConfig(); err != nil {
+		return err
+	}
+	root, err := g.root()
+	if err != nil {
+		return err
+	}
+	cfgPath, err := g.configPath()
+	if err != nil {
+		return err
+	}
+	if file != "-" {
+		if err := htmlTargetAllowed(file, root, cfgPath); err != nil {
+			return usageError(err)
+		}
+	}
+	var b bytes.Buffer
+	corrupt, err := dashboard.WriteHTML(&b, root, cfgPath, clk.Now())
+	if err != nil {
+		return err
+	}
+	for _, p := range corrupt {
+		fmt.Fprintf(g.stderr, "[WARN] corrupt state file: %s\n", p)
+	}
+	if file == "-" {
+		_, err := g.stdout.Write(b.Bytes())
+		return err
+	}
+	return state.WriteFileAtomic(file, b.Bytes(), 0o644)
+}
+
+// htmlTargetAllowed refuses a --html FILE that would replace what the
+// loop reads: anything under the project's agent/state/ (the parent's
+// symlinks resolved, so a link into it is caught too), the configuration
+// (by name or as the same file under another name), or a directory.
+func htmlTargetAllowed(file, root, cfgPath string) error {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return fmt.Errorf("status: --html %s: %v", file, err)
+	}
+	resolve := func(p string) string {
+		dir, base := filepath.Split(p)
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, base)
+		}
+		return filepath.Clean(p)
+	}
+	target := resolve(abs)
+	stateDir := filepath.Join(root, "agent", "state")
+	if r, err := filepath.EvalSymlinks(stateDir); err == nil {
+		stateDir = r
+	}
+	if rel, err := filepath.Rel(stateDir, target); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("status: --html %s: the file is inside agent/state/, which holds the loop's state; write the page elsewhere", file)
+	}
+	cfgAbs, _ := filepath.Abs(cfgPath)
+	if target == resolve(cfgAbs) {
+		return fmt.Errorf("status: --html %s: that is the configuration (%s); write the page elsewhere", file, filepath.Base(cfgPath))
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("status: --html %s: is a directory; name the file to write", file)
+	}
+	if ci, err := os.Stat(cfgPath); err == nil && os.SameFile(fi, ci) {
+		return fmt.Errorf("status: --html %s: that is the configuration (%s) under another name; write the page elsewhere", file, filepath.Base(cfgPath))
+	}
+	return nil
 }

@@ -192,11 +192,19 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/metrics":
 		s.metrics.ServeHTTP(w, r)
 		return
+	case path == liveScriptPath:
+		s.liveScript(w)
+		return
 	case !s.many:
 		s.project(w, r, s.projects[0], path, "")
 		return
 	case path == "/":
 		s.servePage(w, s.list, s.listing())
+		return
+	case path == "/api/version":
+		writeJSON(w, http.StatusOK, struct {
+			Version string `json:"version"`
+		}{s.listVersion()})
 		return
 	}
 	if rest, ok := strings.CutPrefix(path, "/p/"); ok {
@@ -240,6 +248,8 @@ func (s *server) project(w http.ResponseWriter, r *http.Request, p Project, path
 		s.apiScorecard(w, r, p)
 	case "/api/history":
 		s.apiHistory(w, r, p)
+	case "/api/version":
+		s.apiVersion(w, p)
 	default:
 		notFound(w)
 	}

@@ -54,6 +54,7 @@ var funcs = template.FuncMap{
 		return ""
 	},
 	"costClass": costClass,
+	"legendX":   legendX,
 }
 
 // costClass is the style class of today's cost: red at the cap, yellow
@@ -147,6 +148,21 @@ type pageData struct {
 	Trend     []trendRow
 	TrendHead string
 	Now       string
+	// Charts are the plots; PlotProblem says why the history could not
+	// be read for them.
+	Charts      []chart
+	PlotProblem string
+	// InlineCSS is the style sheet in the page itself, for a page saved
+	// as a file (Style is then unused).
+	InlineCSS template.CSS
+	// Standalone is a page saved as a file: no script, no link to the
+	// server's routes.
+	Standalone bool
+	// Script is the live-update script's path; VersionURL and Version
+	// are what it polls and the reading the page was drawn from.
+	Script     string
+	VersionURL string
+	Version    string
 }
 
 // relName is a file the views name, relative to the project root when it
@@ -183,22 +199,44 @@ func corruptNames(root string, lists ...[]string) []string {
 }
 
 func (s *server) projectPage(w http.ResponseWriter, p Project, base string) {
-	d := pageData{Title: "ooda — " + safetext.Text(filepath.Base(p.Dir)), Style: styleSheetPath, Base: base, Now: state.FormatTime(s.now())}
+	d, ok := s.pageFor(p, base)
+	d.Style = styleSheetPath
+	d.Script = liveScriptPath
+	d.VersionURL = base + "/api/version"
+	if !ok {
+		s.render(w, http.StatusInternalServerError, s.page, d)
+		return
+	}
+	s.render(w, http.StatusOK, s.page, d)
+}
+
+// pageFor reads the project for its page; ok is false when its
+// configuration cannot be loaded (the page then says why).
+func (s *server) pageFor(p Project, base string) (d pageData, ok bool) {
+	now := s.now()
+	d = pageData{Title: "ooda — " + safetext.Text(filepath.Base(p.Dir)), Base: base, Now: state.FormatTime(now)}
 	if s.many {
 		d.Title = "ooda — " + safetext.Text(p.Name)
 		d.Home = "/"
 	}
+	// The version is taken before the files are read: a change made
+	// while they are read shows at the next poll rather than never.
+	d.Version = p.version()
 	cfg, st, err := p.load()
 	if err != nil {
 		d.Problem = safetext.Text(p.relMessage(configProblem(err)))
-		s.render(w, http.StatusInternalServerError, s.page, d)
-		return
+		return d, false
 	}
-	d.Doc = present.Dashboard(cfg, st, s.now())
+	d.Doc = present.Dashboard(cfg, st, now)
 	d.Score = present.BuildScorecard(cfg, st, 0)
 	d.Corrupt = corruptNames(st.Root, d.Doc.Corrupt, d.Score.Corrupt)
 	scoreView(&d)
-	s.render(w, http.StatusOK, s.page, d)
+	pd := readPlotData(st)
+	if pd.err != nil {
+		d.PlotProblem = safetext.Text(p.relMessage(fmt.Sprintf("the plots show no cycle: %v", pd.err)))
+	}
+	d.Charts = charts(cfg, d.Score, pd)
+	return d, true
 }
 
 // scoreView fills the scorecard's lines, as `ooda status --scorecard`
@@ -313,17 +351,19 @@ type listRow struct {
 }
 
 type listData struct {
-	Title string
-	Style string
-	Rows  []listRow
-	Now   string
+	Title   string
+	Style   string
+	Script  string
+	Version string
+	Rows    []listRow
+	Now     string
 }
 
 // listing reads every project for the list: a project whose
 // configuration cannot be loaded is a row that says why.
 func (s *server) listing() listData {
 	now := s.now()
-	d := listData{Title: "ooda — projects", Style: styleSheetPath, Now: state.FormatTime(now)}
+	d := listData{Title: "ooda — projects", Style: styleSheetPath, Script: liveScriptPath, Version: s.listVersion(), Now: state.FormatTime(now)}
 	for _, p := range s.projects {
 		row := listRow{Name: safetext.Text(p.Name), Link: projectBase(p.Name) + "/"}
 		cfg, st, err := p.load()
