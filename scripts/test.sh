@@ -13,4 +13,6 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 go vet ./...
+scripts/browser.sh; if command -v chromium >/dev/null 2>&1; then export OODA_BROWSER_TESTS=required; fi
+export OODA_ARTIFACTS="${OODA_ARTIFACTS:-$PWD/test-artifacts}"
 go test -race -count=1 ./...
