@@ -41,8 +41,8 @@ func newDashboardCmd(g *globals) *cobra.Command {
 		Use:   "dashboard [--listen ADDR] [--open] [--allow-remote] [--projects DIR...]",
 		Short: "Serve the loop's dashboard, its JSON and its metrics over HTTP, read-only",
 		Long: `Serve the project's dashboard over HTTP until interrupted: the page of
-ooda status with the Loop Scorecard, the action queue and the session
-(usable without JavaScript), the JSON of ooda status --json at
+ooda status with plots of its history, the Loop Scorecard, the action
+queue and the session (usable without JavaScript), the JSON of ooda status --json at
 /api/status, of the scorecard at /api/scorecard?window=N, the cycle
 history at /api/history?from=N&to=M, and /metrics in the Prometheus
 exposition format (docs/dashboard.md).
@@ -53,8 +53,9 @@ is refused unless --allow-remote: the dashboard has no authentication,
 and the state it shows names the project's work.
 
 The server only reads, as ooda status does: it takes no lock and writes
-nothing, so it can run beside the cycles it shows; reload the page for a
-new reading. GET and HEAD only.
+nothing, so it can run beside the cycles it shows. The page follows new
+cycles by itself (a small script asks /api/version every 2 seconds);
+without JavaScript, reload it. GET and HEAD only.
 
 --projects DIR... serves several projects (each directory holding a
 config.json; a shell glob gives them all): a page with one row per
