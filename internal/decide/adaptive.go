@@ -42,7 +42,10 @@ func Learn(h []Past, window int) Learned {
 	}
 	sum, outs := priorValue, 1.0
 	for _, p := range h {
-		sum += p.Quality
+		// A quality_multiplier is a product of two fractions; a hand-edited
+		// outcomes.json may say 1e308 or -5, which summed would reach an
+		// infinite score (and a decision log no JSON can hold).
+		sum += math.Min(math.Max(p.Quality, 0), 1)
 		if p.HadOutput {
 			outs++
 		}

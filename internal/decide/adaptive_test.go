@@ -543,3 +543,13 @@ func TestAdaptive_LearnsFromHistory(t *testing.T) {
 		t.Errorf("learned value: backlog %.4f, dashboards %.4f; want backlog higher", bOpt.Value, dOpt.Value)
 	}
 }
+
+// A hand-edited outcomes.json may hold any number as a cycle's quality:
+// the learned value stays a mean of fractions, so no score becomes
+// infinite (a decision log holding one could not be written as JSON).
+func TestAdaptive_LearnBoundsAHostileQuality(t *testing.T) {
+	l := Learn([]Past{{Quality: 1e308}, {Quality: 1e308}, {Quality: -5}}, 10)
+	if want := (0.2 + 1 + 1 + 0) / 4; l.Value != want {
+		t.Fatalf("value %v, want %v", l.Value, want)
+	}
+}
