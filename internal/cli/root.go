@@ -15,6 +15,7 @@ import (
 
 	"github.com/ooda-loop/ooda/internal/clock"
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/dashboard"
 	"github.com/ooda-loop/ooda/internal/notify"
 	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/secret"
@@ -177,14 +178,11 @@ func (g *globals) human() io.Writer {
 // U+2029 only, and safetext.JSON the rest (DEL, C1, bidirectional
 // controls). Masking comes first, so a secret is recognised as it was.
 func (g *globals) printJSON(v any) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := dashboard.EncodeJSON(v)
+	if err != nil {
 		return err
 	}
-	_, err := g.stdout.Write(safetext.JSON(secret.RedactBytes(b.Bytes())))
+	_, err = g.stdout.Write(b)
 	return err
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ooda-loop/ooda/internal/clock"
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/metrics"
 	"github.com/ooda-loop/ooda/internal/notify"
@@ -119,7 +120,7 @@ func New(o Options) (http.Handler, error) {
 	}
 	now := o.Now
 	if now == nil {
-		now = func() time.Time { return time.Now().UTC() }
+		now = clock.Real{}.Now
 	}
 	s := &server{projects: slices.Clone(o.Projects), many: o.Many, now: now}
 	s.byLength = slices.Clone(s.projects)

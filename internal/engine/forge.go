@@ -110,7 +110,8 @@ func (c *cycle) forgeNotes(k forge.CursorKeeper) {
 	}
 }
 
-func toOrientPRs(prs []forge.PR) []orient.PR {
+// OrientPRs converts the forge's pull requests to what Orient reads.
+func OrientPRs(prs []forge.PR) []orient.PR {
 	out := make([]orient.PR, 0, len(prs))
 	for _, p := range prs {
 		out = append(out, orient.PR{Number: p.Number, HeadRef: p.HeadRef, Draft: p.Draft, Merged: p.Merged, Closed: p.Closed})
@@ -128,7 +129,7 @@ func (c *cycle) orientOutcomes(obs *observe.Observation, fv forgeView, conf map[
 	}
 	r := orient.FromOutcomes(orient.OutcomeInput{
 		Now: c.now, Config: c.cfg, Confidence: conf,
-		Open: toOrientPRs(fv.status.Open), Merged: toOrientPRs(fv.status.Merged), Closed: toOrientPRs(fv.status.Closed),
+		Open: OrientPRs(fv.status.Open), Merged: OrientPRs(fv.status.Merged), Closed: OrientPRs(fv.status.Closed),
 		Log: c.snap.State.DecisionLog, Counted: c.snap.State.CountedPRs, Outcomes: c.snap.Outcomes.Entries,
 		Reverted: fv.reverted, Queue: c.snap.ActionQueue, LastRun: last,
 	})

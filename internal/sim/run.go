@@ -393,16 +393,9 @@ func (w *world) finalOrient(now time.Time) ([]state.Outcome, error) {
 		return nil, err
 	}
 	st, _ := w.forge.Status(context.Background())
-	conv := func(prs []forge.PR) []orient.PR {
-		out := make([]orient.PR, 0, len(prs))
-		for _, p := range prs {
-			out = append(out, orient.PR{Number: p.Number, HeadRef: p.HeadRef, Draft: p.Draft, Merged: p.Merged, Closed: p.Closed})
-		}
-		return out
-	}
 	r := orient.FromOutcomes(orient.OutcomeInput{
 		Now: now, Config: cfg, Confidence: snap.Confidence.Scores,
-		Open: conv(st.Open), Merged: conv(st.Merged), Closed: conv(st.Closed),
+		Open: engine.OrientPRs(st.Open), Merged: engine.OrientPRs(st.Merged), Closed: engine.OrientPRs(st.Closed),
 		Log: snap.State.DecisionLog, Counted: snap.State.CountedPRs, Outcomes: snap.Outcomes.Entries,
 		Reverted: map[int]bool{}, Queue: snap.ActionQueue,
 	})
