@@ -110,3 +110,20 @@ func TestCycleHistory_RefusesAPipeAndASymlinkOut(t *testing.T) {
 		t.Error("symlink out: no error")
 	}
 }
+
+// A line cut short after a value (the torn end of cycle 167's line reads
+// {"cycle_id":16) is no cycle's line: neither reader takes it as cycle
+// 16, nor applies cycle 16's annotations to it.
+func TestCycleHistory_ACutLineIsNoCycle(t *testing.T) {
+	s := New(t.TempDir())
+	writeEvolveFile(t, s, CycleLogFile, `{"cycle_id":16,"domain":"api"}`+"\n"+`{"cycle_id" :16`+"\n"+`{"cycle_id":17,"domain":"web"`+"\n")
+	writeEvolveFile(t, s, CycleLogAnnotationsFile, `{"cycle_id":16,"annotate":{"result_type":"pr_merged"}}`+"\n")
+	recs, st := history(t, s)
+	if len(recs) != 1 || recs[0].Line.Domain != "api" || st.Cycles != 1 || st.Skipped != 2 {
+		t.Fatalf("CycleHistory: %d records %+v, stats %+v; want cycle 16 of api alone and 2 lines skipped", len(recs), recs, st)
+	}
+	tail, tst := tailHistory(t, s, 0)
+	if len(tail) != 1 || tail[0].Line.Domain != "api" || tst != st {
+		t.Fatalf("CycleHistoryTail: %d records %+v, stats %+v; want what CycleHistory reads (%+v)", len(tail), tail, tst, st)
+	}
+}

@@ -999,6 +999,11 @@ func objectMembers(b []byte) ([]string, []json.RawMessage, error) {
 		keys = append(keys, k)
 		vals = append(vals, v)
 	}
+	// More stops at the end of the input as at a closing brace: a line
+	// cut short ({"cycle_id":16 of a torn cycle 167) is no object.
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, nil, fmt.Errorf("not a JSON object")
+	}
 	return keys, vals, nil
 }
 
