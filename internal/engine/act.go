@@ -43,7 +43,11 @@ type skillRun struct {
 	outputs   map[string]any
 	hadOutput bool
 	cost      float64
-	pr        *int
+	// elapsed is how long the skill ran, from its executor's start to
+	// its return (0 when it did not start): the cycle log keeps it as
+	// skill_seconds, the history a duration histogram is built from.
+	elapsed time.Duration
+	pr      *int
 	// changed: the domain state differs from before the run; newAlerts:
 	// it shows warning or critical alerts it did not show before;
 	// alerting: it shows any.
@@ -174,6 +178,9 @@ func (c *cycle) runSkill(ctx context.Context, obs *observe.Observation, domain, 
 	}
 	r.halted, r.canceled, r.timedOut = resp.Halted, resp.Canceled, resp.TimedOut
 	r.notStarted = resp.NotStarted
+	if !r.notStarted {
+		r.elapsed = resp.Elapsed
+	}
 	if !resp.OK {
 		r.errMsg = resp.Error
 		r.tail = act.LastLines(logData, act.FailureTailLines, act.FailureTailBytes)
@@ -324,6 +331,9 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 		}
 	}
 	f.CostUSD = run.cost
+	if run.started && !run.notStarted {
+		f.SkillElapsed = &run.elapsed
+	}
 	if !c.absorbFailure(f, run, true) {
 		c.failedLeap(ctx, f)
 		return

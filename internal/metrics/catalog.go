@@ -11,6 +11,8 @@ type metric struct {
 	typ    prometheus.ValueType
 	labels []string
 	desc   *prometheus.Desc
+	// buckets are a histogram's upper bounds; nil for a gauge or counter.
+	buckets []float64
 }
 
 // catalog holds every family in the order docs/dashboard.md lists them.
@@ -21,6 +23,18 @@ func define(name string, typ prometheus.ValueType, help string, labels ...string
 	catalog = append(catalog, m)
 	return m
 }
+
+// defineHistogram defines a histogram family with the given bucket
+// bounds (its typ is unused).
+func defineHistogram(name, help string, buckets []float64, labels ...string) *metric {
+	m := define(name, prometheus.UntypedValue, help, labels...)
+	m.buckets = buckets
+	return m
+}
+
+// skillBuckets span a built-in check's milliseconds to a coding agent's
+// hour, so that both ends of what a skill may be show in the histogram.
+var skillBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600}
 
 const (
 	gauge   = prometheus.GaugeValue
@@ -66,6 +80,9 @@ var (
 		"domain")
 	mSkillExecutions = define("ooda_skill_executions_total", counter,
 		"Skill runs, chain members included (metrics.json total_skill_executions).")
+	mSkillDuration = defineHistogram("ooda_skill_duration_seconds",
+		"How long each cycle's skill ran, in seconds, by skill (cycle_log.jsonl skill_seconds; chain steps, and lines without it, are not counted). A skill the configuration does not name is counted as other.",
+		skillBuckets, "skill")
 
 	mActionsPending = define("ooda_actions_pending", gauge,
 		"Pending actions in the action queue (action_queue.json).")

@@ -18,7 +18,7 @@ func TestDocsListEveryMetric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile("^\\| `(ooda_[a-z_]+)` \\| (gauge|counter) \\| (.*?) \\| (.*) \\|$")
+	row := regexp.MustCompile("^\\| `(ooda_[a-z_]+)` \\| (gauge|counter|histogram) \\| (.*?) \\| (.*) \\|$")
 	var rows []string
 	for _, l := range strings.Split(string(b), "\n") {
 		if row.MatchString(l) {
@@ -28,7 +28,10 @@ func TestDocsListEveryMetric(t *testing.T) {
 	var want []string
 	for _, m := range catalog {
 		typ := "gauge"
-		if m.typ == prometheus.CounterValue {
+		switch {
+		case m.buckets != nil:
+			typ = "histogram"
+		case m.typ == prometheus.CounterValue:
 			typ = "counter"
 		}
 		labels := "—"

@@ -72,6 +72,35 @@ type sample struct {
 	m      *metric
 	v      float64
 	labels []string
+	// hist is a histogram's observations (m.buckets set).
+	hist *histogram
+}
+
+// histogram is one histogram series: its count, sum and cumulative
+// bucket counts by upper bound, as prometheus.NewConstHistogram takes.
+type histogram struct {
+	count   uint64
+	sum     float64
+	buckets map[float64]uint64
+}
+
+func newHistogram(bounds []float64) *histogram {
+	h := &histogram{buckets: make(map[float64]uint64, len(bounds))}
+	for _, b := range bounds {
+		h.buckets[b] = 0
+	}
+	return h
+}
+
+// observe counts v in every bucket whose bound it does not pass.
+func (h *histogram) observe(v float64) {
+	h.count++
+	h.sum += v
+	for b := range h.buckets {
+		if v <= b {
+			h.buckets[b]++
+		}
+	}
 }
 
 // Describe sends the descriptor of every family.
@@ -83,7 +112,14 @@ func (r *Reading) Collect(ch chan<- prometheus.Metric) {
 		// Label values are valid UTF-8 and counted against the family's
 		// labels when they are added, so this cannot fail; a sample
 		// that somehow did is left out rather than failing the scrape.
-		if m, err := prometheus.NewConstMetric(s.m.desc, s.m.typ, s.v, s.labels...); err == nil {
+		var m prometheus.Metric
+		var err error
+		if s.hist != nil {
+			m, err = prometheus.NewConstHistogram(s.m.desc, s.hist.count, s.hist.sum, s.hist.buckets, s.labels...)
+		} else {
+			m, err = prometheus.NewConstMetric(s.m.desc, s.m.typ, s.v, s.labels...)
+		}
+		if err == nil {
 			ch <- m
 		}
 	}
@@ -220,7 +256,8 @@ func (f files) evolve(name string) bool { return !f.evolveBad && f.ok(f.st.Evolv
 func read(cfg *config.Config, st *state.Store, now time.Time) *Reading {
 	r := &Reading{}
 	doc := present.Dashboard(cfg, st, now)
-	sc := present.BuildScorecard(cfg, st, 0)
+	durations := newSkillDurations(cfg)
+	sc := present.BuildScorecardSeeing(cfg, st, 0, durations.see)
 	// The two counters neither view shows, and the decision log's last
 	// elapsed time; corrupt files are named by the views above.
 	snap, _ := st.LoadFiles(state.StateFile, state.MetricsFile)
@@ -300,6 +337,9 @@ func read(cfg *config.Config, st *state.Store, now time.Time) *Reading {
 			}
 		}
 		r.add(mCostTotal, sc.Totals.CostUSD)
+	}
+	if sc.Source == state.CycleLogFile {
+		durations.add(r)
 	}
 
 	if f.evolve(state.ActionQueueFile) {
@@ -393,6 +433,84 @@ func (r *Reading) domains(cfg *config.Config, doc present.DashboardDoc, snap *st
 		if metricsOK {
 			r.add(mDomainExecutions, float64(snap.Metrics.Counters.DomainExecutions[d.Name]), d.Name)
 		}
+	}
+}
+
+// skillDurations gathers ooda_skill_duration_seconds from the cycle
+// log's lines, one histogram per skill the configuration names.
+type skillDurations struct {
+	// names maps a configured skill's key (config.SkillKey) to its label:
+	// the name as the configuration first spells it.
+	names map[string]string
+	hists map[string]*histogram
+}
+
+// otherSkill labels the durations of skills the configuration does not
+// name: a log line's skill is free text, and each name would otherwise
+// be a series of its own.
+const otherSkill = "other"
+
+func newSkillDurations(cfg *config.Config) *skillDurations {
+	d := &skillDurations{names: map[string]string{}, hists: map[string]*histogram{}}
+	name := func(s string) {
+		if k := config.SkillKey(s); k != "" && d.names[k] == "" {
+			d.names[k] = s
+		}
+	}
+	for _, dc := range cfg.Domains {
+		name(dc.PrimarySkill)
+		for _, c := range dc.Chain {
+			name(c)
+		}
+	}
+	name(cfg.Implementation.PrimarySkill)
+	if cfg.ActiveContext.RefreshSkill != nil {
+		name(*cfg.ActiveContext.RefreshSkill)
+	}
+	for _, s := range cfg.SkillNames() {
+		name(s)
+	}
+	return d
+}
+
+// maxSkillSeconds bounds a duration the histogram takes: no cycle holds
+// its lock for a month, and a hand-edited 1e300 (or 1e400, which decodes
+// to the largest float) would make every later sum meaningless.
+const maxSkillSeconds = 31 * 24 * 3600
+
+// see takes one cycle's line: its skill_seconds, when it has a finite,
+// non-negative one of at most maxSkillSeconds, is an observation of its
+// skill.
+func (d *skillDurations) see(l state.CycleLogLine) {
+	if l.SkillSeconds == nil {
+		return
+	}
+	v := *l.SkillSeconds
+	if !(v >= 0 && v <= maxSkillSeconds) {
+		return
+	}
+	label, ok := d.names[config.SkillKey(l.Skill)]
+	if !ok {
+		label = otherSkill
+	}
+	h := d.hists[label]
+	if h == nil {
+		h = newHistogram(skillBuckets)
+		d.hists[label] = h
+	}
+	h.observe(v)
+}
+
+// add adds one histogram per skill seen, in the order of their labels.
+func (d *skillDurations) add(r *Reading) {
+	labels := make([]string, 0, len(d.hists))
+	for l := range d.hists {
+		labels = append(labels, l)
+	}
+	slices.Sort(labels)
+	for _, l := range labels {
+		r.add(mSkillDuration, 0, l)
+		r.samples[len(r.samples)-1].hist = d.hists[l]
 	}
 }
 

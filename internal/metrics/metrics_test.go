@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"math"
@@ -652,5 +653,84 @@ func TestProjectNames(t *testing.T) {
 	}
 	if _, err := metrics.Registry([]metrics.Project{{Name: "p", Dir: "/a"}, {Name: "p", Dir: "/b"}}, time.Now); err == nil {
 		t.Error("two projects of one name: no error")
+	}
+}
+
+// ooda_skill_duration_seconds counts each cycle line's skill_seconds in
+// its skill's histogram: a configured skill under its configured name
+// however the line spells it, any other name as other (a log cannot
+// create series), and a value that is no duration — negative, a string,
+// past float64, longer than a month — not at all, nor a line without one.
+func TestSkillDurationHistogram(t *testing.T) {
+	dir := demo(t, "durations")
+	line := func(cycle int, skill, secs string) string {
+		name, _ := json.Marshal(skill)
+		l := fmt.Sprintf(`{"cycle_id":%d,"timestamp":"2026-01-05T09:00:00Z","domain":"backlog","skill":%s,"result":"success","result_type":"observe","quality_multiplier":0.1`, cycle, name)
+		if secs != "" {
+			l += `,"skill_seconds":` + secs
+		}
+		return l + "}\n"
+	}
+	write(t, dir, "agent/state/evolve/cycle_log.jsonl", line(1, "/scan-health", "0.004")+
+		line(2, "scan-health", "0.2")+
+		line(3, "/check-tests", "30")+
+		line(4, "/evil\x1b[31m<script>", "1")+
+		line(5, "/plan-backlog", "")+
+		line(6, "/plan-backlog", "-1")+
+		line(7, "/plan-backlog", `"fast"`)+
+		line(8, "/plan-backlog", "1e400")+
+		line(10, "/plan-backlog", "1e300")+
+		line(9, "/plan-backlog", "5000"))
+	write(t, dir, "agent/state/evolve/cycle_log.annotations.jsonl", `{"cycle_id":3,"annotate":{"skill_seconds":31}}`+"\n")
+	text, _ := expose(t, dir, time.Date(2026, 1, 6, 9, 0, 0, 0, time.UTC))
+	mf := parse(t, text)["ooda_skill_duration_seconds"]
+	if mf == nil || mf.GetType() != dto.MetricType_HISTOGRAM {
+		t.Fatalf("ooda_skill_duration_seconds is missing or not a histogram:\n%s", text)
+	}
+	type want struct {
+		count   uint64
+		sum     float64
+		buckets map[float64]uint64 // some cumulative counts
+	}
+	wants := map[string]want{
+		"/scan-health":  {2, 0.204, map[float64]uint64{0.01: 1, 0.1: 1, 0.25: 2, 3600: 2}},
+		"/check-tests":  {1, 31, map[float64]uint64{30: 0, 60: 1}},
+		"other":         {1, 1, map[float64]uint64{0.5: 0, 1: 1}},
+		"/plan-backlog": {1, 5000, map[float64]uint64{3600: 0}},
+	}
+	got := map[string]bool{}
+	for _, m := range mf.GetMetric() {
+		var skill string
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "skill" {
+				skill = l.GetValue()
+			}
+		}
+		w, ok := wants[skill]
+		if !ok {
+			t.Errorf("unexpected series skill=%q", skill)
+			continue
+		}
+		got[skill] = true
+		h := m.GetHistogram()
+		if h.GetSampleCount() != w.count || math.Abs(h.GetSampleSum()-w.sum) > 1e-9 {
+			t.Errorf("skill=%q: count %d sum %v, want %d and %v", skill, h.GetSampleCount(), h.GetSampleSum(), w.count, w.sum)
+		}
+		for _, b := range h.GetBucket() {
+			if n, ok := w.buckets[b.GetUpperBound()]; ok && b.GetCumulativeCount() != n {
+				t.Errorf("skill=%q le=%v: %d, want %d", skill, b.GetUpperBound(), b.GetCumulativeCount(), n)
+			}
+		}
+		if len(h.GetBucket()) != 18 {
+			t.Errorf("skill=%q: %d buckets, want 17 and +Inf", skill, len(h.GetBucket()))
+		}
+	}
+	for s := range wants {
+		if !got[s] {
+			t.Errorf("no series for skill=%q:\n%s", s, text)
+		}
+	}
+	if strings.Contains(text, "<script>") || strings.Contains(text, "\x1b") {
+		t.Errorf("a log's skill name reached the exposition:\n%s", text)
 	}
 }

@@ -163,6 +163,15 @@ var scorecardFiles = []string{state.GoalsFile, state.ActionQueueFile, state.Skil
 // outcomes.json. Goals, the queue, the gaps, the reflections and the
 // counters are read from their files. It only reads.
 func BuildScorecard(cfg *config.Config, st *state.Store, window int) Scorecard {
+	return BuildScorecardSeeing(cfg, st, window, nil)
+}
+
+// BuildScorecardSeeing is BuildScorecard that also hands see (when not
+// nil) each cycle line it reads from cycle_log.jsonl, newest first and
+// with the annotations applied, so that a reader of another figure of the
+// history reads the log once. Lines read before the log turned out
+// unreadable may have been seen; outcomes.json is never seen.
+func BuildScorecardSeeing(cfg *config.Config, st *state.Store, window int, see func(state.CycleLogLine)) Scorecard {
 	sc := Scorecard{Window: "all", ResultBreakdown: map[string]int{}, ArtifactBar: scorecardBar(cfg), Verdict: "none", Source: "none"}
 	if window > 0 {
 		sc.Window = window
@@ -191,6 +200,9 @@ func BuildScorecard(cfg *config.Config, st *state.Store, window int) Scorecard {
 	}
 	stats, herr := st.CycleHistoryTail(n, func(r state.CycleRecord) bool {
 		l := r.Line
+		if see != nil {
+			see(l)
+		}
 		acc.add(scCycle{resultType: l.ResultType, quality: l.QualityMult, onMission: l.OnMission, artifact: l.ArtifactScore, cost: l.CostUSD, pr: l.PRNumber})
 		return true
 	})

@@ -78,11 +78,14 @@ type Facts struct {
 	CycleMode       string
 	Chain           []string
 	Elapsed         time.Duration
-	CostUSD         float64
-	CostToday       float64
-	Saturation      int
-	Season          string
-	Focus           string
+	// SkillElapsed is how long the cycle's skill (the one named by Skill,
+	// not its chain) ran; nil when none ran.
+	SkillElapsed *time.Duration
+	CostUSD      float64
+	CostToday    float64
+	Saturation   int
+	Season       string
+	Focus        string
 	// OnMission is the 6-C9 on-mission flag computed by the caller.
 	OnMission bool
 	// ArtifactScore is the 5-G aggregate of the winner's rubric, nil when
@@ -689,7 +692,18 @@ func CycleLogLine(f Facts, resultType string, quality float64) state.CycleLogLin
 		Score: roundp(f.Score), Confidence: roundp(f.Confidence), Result: f.Result, ResultType: resultType,
 		QualityMult: quality, PRNumber: f.PRNumber, HadOutput: f.HadOutput, CostUSD: round(f.CostUSD, 6),
 		Saturation: f.Saturation, OnMission: f.OnMission, ArtifactScore: f.ArtifactScore,
+		SkillSeconds: skillSeconds(f.SkillElapsed),
 	}
+}
+
+// skillSeconds is a skill's run time in seconds to the millisecond, nil
+// when no skill ran; a negative duration (a clock stepped back) is 0.
+func skillSeconds(d *time.Duration) *float64 {
+	if d == nil {
+		return nil
+	}
+	v := max(round(d.Seconds(), 3), 0)
+	return &v
 }
 
 // nz rounds to one place as printed and drops the sign of a zero, so the

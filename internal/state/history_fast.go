@@ -319,6 +319,7 @@ const (
 	kSaturation
 	kOnMission
 	kArtifactScore
+	kSkillSeconds
 	kCycle
 	kAnnotate
 )
@@ -377,6 +378,8 @@ func keyField(k []byte) byte {
 		}
 	case 11:
 		want, f = "result_type", kResultType
+	case 13:
+		want, f = "skill_seconds", kSkillSeconds
 	case 14:
 		want, f = "artifact_score", kArtifactScore
 	case 18:
@@ -443,6 +446,8 @@ func decodeMember(l *CycleLogLine, seen *int, field byte, val []byte, kind byte,
 		l.OnMission, ok = m.bool()
 	case kArtifactScore:
 		l.ArtifactScore, ok = m.floatPtr()
+	case kSkillSeconds:
+		l.SkillSeconds, ok = m.floatPtr()
 	case kUpper:
 		return false
 	default:

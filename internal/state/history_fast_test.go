@@ -11,7 +11,7 @@ import (
 
 // engineLine is a cycle line as the engine writes it (json.Marshal of a
 // CycleLogLine).
-const engineLine = `{"cycle_id":1,"timestamp":"2026-01-05T13:00:00Z","domain":"test_coverage","skill":"/check-tests","score":20.1,"confidence":0.51,"result":"success","result_type":"pr_created","quality_multiplier":0.5,"pr_number":3,"had_output":true,"cost_usd":0.02,"saturation":1,"on_mission":true,"artifact_score":null}`
+const engineLine = `{"cycle_id":1,"timestamp":"2026-01-05T13:00:00Z","domain":"test_coverage","skill":"/check-tests","score":20.1,"confidence":0.51,"result":"success","result_type":"pr_created","quality_multiplier":0.5,"pr_number":3,"had_output":true,"cost_usd":0.02,"saturation":1,"on_mission":true,"artifact_score":null,"skill_seconds":1.234}`
 
 // hostileLines are cycle lines the fast decoding must read exactly as
 // encoding/json does, or hand on: every number form, escapes, keys in
@@ -45,7 +45,7 @@ func hostileLines() []string {
 		// Too many digits for one rounding: 217.60927281388697 is not
 		// float64(21760927281388697) / 1e14.
 		"217.60927281388697", "226906160.1445310287", "0.1234567890123456789"} {
-		for _, k := range []string{"score", "quality_multiplier", "cost_usd", "saturation", "pr_number", "cycle_id"} {
+		for _, k := range []string{"score", "quality_multiplier", "cost_usd", "saturation", "pr_number", "cycle_id", "skill_seconds"} {
 			lines = append(lines, set(k, v))
 		}
 	}
@@ -100,7 +100,8 @@ func sameRecord(a, b CycleRecord) bool {
 		x.ResultType == y.ResultType && math.Float64bits(x.QualityMult) == math.Float64bits(y.QualityMult) &&
 		(x.PRNumber == nil) == (y.PRNumber == nil) && (x.PRNumber == nil || *x.PRNumber == *y.PRNumber) &&
 		x.HadOutput == y.HadOutput && math.Float64bits(x.CostUSD) == math.Float64bits(y.CostUSD) &&
-		x.Saturation == y.Saturation && x.OnMission == y.OnMission && f(x.ArtifactScore, y.ArtifactScore)
+		x.Saturation == y.Saturation && x.OnMission == y.OnMission && f(x.ArtifactScore, y.ArtifactScore) &&
+		f(x.SkillSeconds, y.SkillSeconds)
 }
 
 func showRecord(r CycleRecord) string {
@@ -115,9 +116,9 @@ func showRecord(r CycleRecord) string {
 		pr = fmt.Sprint(*r.Line.PRNumber)
 	}
 	l := r.Line
-	return fmt.Sprintf("{%d %q %q %q score=%s conf=%s %q %q q=%v pr=%s out=%v cost=%v sat=%d mission=%v art=%s annotated=%v}",
+	return fmt.Sprintf("{%d %q %q %q score=%s conf=%s %q %q q=%v pr=%s out=%v cost=%v sat=%d mission=%v art=%s secs=%s annotated=%v}",
 		l.CycleID, l.Timestamp, l.Domain, l.Skill, p(l.Score), p(l.Confidence), l.Result, l.ResultType, l.QualityMult, pr,
-		l.HadOutput, l.CostUSD, l.Saturation, l.OnMission, p(l.ArtifactScore), r.Annotated)
+		l.HadOutput, l.CostUSD, l.Saturation, l.OnMission, p(l.ArtifactScore), p(l.SkillSeconds), r.Annotated)
 }
 
 // foldCollides says whether two different keys of the objects fold to
@@ -233,7 +234,7 @@ func randomLine(rng *rand.Rand, c int) string {
 	ms := []member{{"cycle_id", fmt.Sprint(c)}, {"timestamp", `"2026-01-05T13:00:00Z"`}, {"domain", `"api"`}, {"skill", `"/scan"`},
 		{"score", "20.1"}, {"confidence", "0.51"}, {"result", `"success"`}, {"result_type", `"pr_created"`},
 		{"quality_multiplier", "0.5"}, {"pr_number", fmt.Sprint(c % 50)}, {"had_output", "true"}, {"cost_usd", "0.02"},
-		{"saturation", "1"}, {"on_mission", "false"}, {"artifact_score", "null"}}
+		{"saturation", "1"}, {"on_mission", "false"}, {"artifact_score", "null"}, {"skill_seconds", "0.042"}}
 	values := []string{"0", "-0", "1e400", "1.5", "-2", `"x"`, `"\u00e9"`, "null", "true", "false", `"#3"`, "12.0", "1e2",
 		"0.30000000000000004", "123456789012345678901", `{}`, `[1]`, `"é"`, `""`, "007", "4.9e-324"}
 	for n := rng.Intn(4); n > 0 && rng.Intn(3) > 0; n-- {

@@ -665,6 +665,10 @@ type CycleLogLine struct {
 	Saturation    int      `json:"saturation"`
 	OnMission     bool     `json:"on_mission"`
 	ArtifactScore *float64 `json:"artifact_score"`
+	// SkillSeconds is how long the cycle's skill ran, to the millisecond;
+	// absent when no skill ran (and in lines older tools wrote). It is
+	// ooda's own key after the fifteen of 6-C9.
+	SkillSeconds *float64 `json:"skill_seconds,omitempty"`
 }
 
 // CycleOutput is whether one executed cycle produced output.
