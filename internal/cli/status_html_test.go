@@ -35,8 +35,8 @@ func TestStatusHTMLWritesASelfContainedPage(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
-	if n := strings.Count(page, `<svg class="plot" role="img"`); n != 5 {
-		t.Errorf("%d plots, want 5", n)
+	if n := strings.Count(page, `<svg class="plot" role="img"`); n != 6 {
+		t.Errorf("%d plots, want 6", n)
 	}
 	if n := strings.Count(page, `class="point winner"`); n != 6 {
 		t.Errorf("%d cycles in the score plot, want 6", n)

@@ -233,11 +233,15 @@ func (tb *tab) domCharts() map[string]domChart {
 }
 
 // expectedPoints is how many data points each plot of the project at dir
-// must hold, counted from its cycle log, its decision log and the
-// scorecard's trend at url, as TestPlotPointsCountTheCycles checks the
-// markup: a point per cycle and per other domain scored (score), per
-// cycle (confidence), per day and result type (results), per day (cost),
-// per window with a value of each KPI (kpi).
+// must hold, counted from its cycle log, its decision log, its history
+// files and the scorecard's trend at url, as TestPlotPointsCountTheCycles
+// and TestHistoryPlotsDrawEveryFile check the markup: a point per cycle
+// and per other domain scored (score), per value of a domain's confidence
+// in the log, the episodes, the checkpoints and confidence.json
+// (confidence), per goal's progress in the episodes and goals.json
+// (goals), per day and result type (results), per day (cost), per cycle
+// with a skill_seconds (skills), per window with a value of each KPI
+// (kpi). A plot of no point is the text saying so, not a drawing.
 func expectedPoints(t *testing.T, dir, url string) map[string]int {
 	t.Helper()
 	lines := logLines(t, dir)
@@ -284,13 +288,27 @@ func expectedPoints(t *testing.T, dir, url string) map[string]int {
 			}
 		}
 	}
+	hist := wantHistory(t, dir)
 	return map[string]int{
 		"score":      len(lines) + others,
-		"confidence": len(lines),
+		"confidence": len(hist["confidence"]),
+		"goals":      len(hist["goals"]),
+		"skills":     len(hist["skills"]),
 		"results":    len(dayTypes),
 		"cost":       len(days),
 		"kpi":        kpi,
 	}
+}
+
+// logPoints are the points of a plot drawn from the cycle log.
+func logPoints(c domChart) []string {
+	var out []string
+	for _, p := range c.Points {
+		if p.Data["source"] == "cycle_log" {
+			out = append(out, p.Data["cycle"])
+		}
+	}
+	return out
 }
 
 // checkPlots compares the plots the browser shows of the project at dir
@@ -305,8 +323,8 @@ func checkPlots(t *testing.T, tb *tab, dir, url string) {
 			t.Errorf("the page has no plot %q", id)
 			continue
 		}
-		if c.SVGs != 1 || len(c.Points) != n {
-			t.Errorf("plot %q: %d drawings with %d points, want 1 with %d", id, c.SVGs, len(c.Points), n)
+		if drawings := min(n, 1); c.SVGs != drawings || len(c.Points) != n {
+			t.Errorf("plot %q: %d drawings with %d points, want %d with %d", id, c.SVGs, len(c.Points), drawings, n)
 		}
 	}
 	// The winner of every cycle is marked, once.
@@ -316,8 +334,8 @@ func checkPlots(t *testing.T, tb *tab, dir, url string) {
 			winners[p.Data["cycle"]]++
 		}
 	}
-	if len(winners) != want["confidence"] {
-		t.Errorf("score plot: winners of %d cycles, want %d: %v", len(winners), want["confidence"], winners)
+	if len(winners) != len(logLines(t, dir)) {
+		t.Errorf("score plot: winners of %d cycles, want %d: %v", len(winners), len(logLines(t, dir)), winners)
 	}
 	for c, n := range winners {
 		if n != 1 {
@@ -367,6 +385,7 @@ func TestInBrowser(t *testing.T) {
 
 	t.Run("project page", func(t *testing.T) {
 		dir := demo(t, "", "demo")
+		withHistory(t, dir)
 		srv := serve(t, dir)
 		tb := newTab(t, browser)
 		tb.open(srv.URL + "/")
@@ -388,7 +407,7 @@ func TestInBrowser(t *testing.T) {
 		srv := serve(t, dir)
 		tb := newTab(t, browser)
 		tb.open(srv.URL + "/")
-		before := len(tb.domCharts()["confidence"].Points)
+		before := len(logPoints(tb.domCharts()["confidence"]))
 		if eval[bool](tb, `document.body.hasAttribute("data-live-updated")`) {
 			t.Fatal("the page says it was updated before anything changed")
 		}
@@ -402,11 +421,11 @@ func TestInBrowser(t *testing.T) {
 		ctx, cancel := context.WithTimeout(tb.ctx, browserTimeout)
 		defer cancel()
 		_, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(
-			`document.body.hasAttribute("data-live-updated") && document.querySelectorAll("#chart-confidence svg .point").length === %d`, before+1),
+			`document.body.hasAttribute("data-live-updated") && document.querySelectorAll('#chart-confidence svg .point[data-source="cycle_log"]').length === %d`, before+1),
 			chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(liveWait)))
 		if err != nil {
-			t.Fatalf("the live view did not show cycle %d within %s of its end: %v (%d confidence points)", before+1, liveWait,
-				err, len(tb.domCharts()["confidence"].Points))
+			t.Fatalf("the live view did not show cycle %d within %s of its end: %v (%d confidence points of the log)", before+1, liveWait,
+				err, len(logPoints(tb.domCharts()["confidence"])))
 		}
 		checkPlots(t, tb, dir, srv.URL)
 		if !strings.Contains(eval[string](tb, `document.querySelector("#overview").textContent`), fmt.Sprintf("%d (last:", before+1)) {

@@ -101,6 +101,12 @@ type mark struct {
 	Domain string
 	Type   string
 	Series string
+	// Source is the file (and part of it) a history plot's point comes
+	// from: cycle_log, episode, episode_start, episode_end, checkpoint,
+	// now.
+	Source string
+	Skill  string
+	Goal   string
 	Value  string
 	Tip    string
 }
@@ -123,22 +129,39 @@ type chartRecord struct {
 	resultType string
 	cost       float64
 	artifact   *float64
+	skill      string
+	// skillSeconds is how long the cycle's skill ran; nil when no skill
+	// ran or the line does not say.
+	skillSeconds *float64
 }
 
 // plotData is what every plot is drawn from: the last ChartCycles cycles,
-// oldest first, and the score tables of the cycles state.json's decision
-// log still holds.
+// oldest first, the score tables of the cycles state.json's decision log
+// still holds, and the files that keep a history of their own: the
+// weekly episodes, the checkpoints, today's confidence and goals.
 type plotData struct {
 	records []chartRecord
 	scores  map[int]map[string]float64
 	err     error
 	skipped int
+	// cycleCount is state.json's cycle_count.
+	cycleCount  int
+	episodes    []state.Episode
+	checkpoints []state.Checkpoint
+	// confidence is confidence.json's score per domain; goals,
+	// goals.json's goals.
+	confidence map[string]float64
+	goals      []state.Goal
+	// corrupt are the files read for the plots that could not be read.
+	corrupt []string
 }
 
 // readPlotData reads the history once for all the plots: the last
 // ChartCycles cycle lines of cycle_log.jsonl (annotations applied), read
-// from the log's end, and state.json's decision log for the other
-// domains' scores.
+// from the log's end, state.json's decision log for the other domains'
+// scores, and episodes.json, checkpoints.json, confidence.json and
+// goals.json. A file that cannot be read is named in corrupt and drawn
+// as missing.
 func readPlotData(st *state.Store) plotData {
 	var d plotData
 	stats, err := st.CycleHistoryTail(ChartCycles, func(rec state.CycleRecord) bool {
@@ -150,6 +173,7 @@ func readPlotData(st *state.Store) plotData {
 		d.records = append(d.records, chartRecord{
 			cycle: l.CycleID, day: day, domain: l.Domain, score: finite(l.Score), confidence: finite(l.Confidence),
 			resultType: l.ResultType, cost: l.CostUSD, artifact: finite(l.ArtifactScore),
+			skill: l.Skill, skillSeconds: finite(l.SkillSeconds),
 		})
 		return true
 	})
@@ -158,12 +182,22 @@ func readPlotData(st *state.Store) plotData {
 	slices.Reverse(d.records)
 	slices.SortStableFunc(d.records, func(a, b chartRecord) int { return cmp.Compare(a.cycle, b.cycle) })
 	d.scores = map[int]map[string]float64{}
-	if snap, _ := st.LoadFiles(state.StateFile); snap != nil {
-		for _, e := range snap.State.DecisionLog {
-			if len(e.Scores) > 0 {
-				d.scores[e.Cycle] = e.Scores
-			}
+	snap, _ := st.LoadFiles(state.StateFile, state.ConfidenceFile, state.GoalsFile, state.EpisodesFile, state.CheckpointsFile)
+	if snap == nil {
+		return d
+	}
+	for _, e := range snap.State.DecisionLog {
+		if len(e.Scores) > 0 {
+			d.scores[e.Cycle] = e.Scores
 		}
+	}
+	d.cycleCount = snap.State.CycleCount
+	d.episodes = snap.Episodes.Episodes
+	d.checkpoints = snap.Checkpoints.Checkpoints
+	d.confidence = snap.Confidence.Scores
+	d.goals = snap.Goals.Goals
+	for _, c := range snap.Corrupt {
+		d.corrupt = append(d.corrupt, c.Path)
 	}
 	return d
 }
@@ -242,18 +276,23 @@ func (c *chart) legend(names []string, colors []string, dash []bool) {
 	}
 }
 
-// niceTop is a round upper bound of a y axis holding v.
+// niceTop is a round upper bound of a y axis holding v; v itself when
+// the round one is past the largest float (a hostile 1.7e308), so that no
+// coordinate is infinite.
 func niceTop(v float64) float64 {
-	if v <= 0 {
+	if !(v > 0) || math.IsInf(v, 0) {
 		return 1
 	}
 	p := math.Pow(10, math.Floor(math.Log10(v)))
 	for _, m := range []float64{1, 2, 2.5, 5, 10} {
 		if v <= m*p {
+			if math.IsInf(m*p, 0) {
+				return v
+			}
 			return m * p
 		}
 	}
-	return 10 * p
+	return v
 }
 
 // legendX is the x of a legend's part, off units right of its start.
@@ -304,6 +343,8 @@ func charts(cfg *config.Config, sc present.Scorecard, d plotData) []chart {
 	return []chart{
 		scoreChart(cfg, d),
 		confidenceChart(cfg, d),
+		goalChart(d),
+		skillChart(d),
 		kpiChart(sc),
 		resultChart(d),
 		costChart(cfg, d),
@@ -403,56 +444,11 @@ func sortedNames(m map[string]float64) []string {
 	return out
 }
 
-// confidenceChart is the confidence of the domain each cycle selected,
-// when it was selected (the log's confidence): one mark per cycle, a line
-// per domain.
-func confidenceChart(cfg *config.Config, d plotData) chart {
-	title := "Confidence per domain"
-	if len(d.records) == 0 {
-		return chart{ID: "confidence", Title: title, Empty: noCycles}
-	}
-	f := cycleRange(d.records)
-	f.y0, f.y1 = 0, 1
-	c := newChart("confidence", title, "Confidence of the domain each cycle selected, 0 to 1, per cycle", f, ticks(1), num)
-	c.Note = historyNote(d, "The selected domain's confidence when it was selected") + " A domain's line joins the cycles that selected it."
-	c.xLabels(f, fmt.Sprintf("cycle %d", d.records[0].cycle), fmt.Sprintf("cycle %d", d.records[len(d.records)-1].cycle))
-	var names []string
-	for _, r := range d.records {
-		names = append(names, r.domain)
-	}
-	order := domainOrder(cfg, names)
-	lines := map[string][]string{}
-	used := map[string]bool{}
-	for _, r := range d.records {
-		if r.confidence == nil {
-			continue
-		}
-		col := colorOf(order, r.domain)
-		name := safetext.Text(r.domain)
-		x, y := f.x(float64(r.cycle)), f.y(*r.confidence)
-		lines[r.domain] = append(lines[r.domain], f1(x)+","+f1(y))
-		used[r.domain] = true
-		c.Marks = append(c.Marks, mark{X: f1(x), Y: f1(y), R: "3.5", Fill: col, Class: "point", Cycle: strconv.Itoa(r.cycle), Domain: name,
-			Value: val(*r.confidence), Tip: fmt.Sprintf("cycle %d, %s: %s", r.cycle, name, num(*r.confidence))})
-	}
-	var keys, colors []string
-	for _, n := range order {
-		if !used[n] {
-			continue
-		}
-		keys, colors = append(keys, safetext.Text(n)), append(colors, colorOf(order, n))
-		if len(lines[n]) > 1 {
-			c.Lines = append(c.Lines, svgPolyline{Points: strings.Join(lines[n], " "), Stroke: colorOf(order, n), Class: "series"})
-		}
-	}
-	c.legend(keys, colors, nil)
-	return c
-}
-
 // kpiChart is the scorecard's trend: loop value, futile rate, mission hit
 // (and the artifact's quality when graded) per rolling window of the
-// whole history, 0 to 1; goal progress has no history (goals.json holds
-// the goals' progress now), so it is a dashed line at its present value.
+// whole history, 0 to 1; the scorecard's goal progress is the active
+// goals' mean today, a dashed line (goalChart draws each goal's history,
+// which is by week, not by window of cycles).
 func kpiChart(sc present.Scorecard) chart {
 	title := "Scorecard KPIs over rolling windows"
 	ws := sc.Trend.Windows
@@ -461,7 +457,7 @@ func kpiChart(sc present.Scorecard) chart {
 	}
 	f := frame{x0: 0, x1: float64(len(ws) - 1), y0: 0, y1: 1}
 	c := newChart("kpi", title, fmt.Sprintf("Loop value, futile cycle rate, mission hit and goal progress, 0 to 1, over %d windows of %d cycles, oldest first", len(ws), sc.Trend.WindowCycles), f, ticks(1), num)
-	c.Note = fmt.Sprintf("The Loop Scorecard's trend: %d windows of %d cycles over all %d cycles, oldest first (the oldest may hold fewer); rates as a share of 1. Goal progress is today's (goals.json keeps no history).", len(ws), sc.Trend.WindowCycles, sc.CyclesScored)
+	c.Note = fmt.Sprintf("The Loop Scorecard's trend: %d windows of %d cycles over all %d cycles, oldest first (the oldest may hold fewer); rates as a share of 1. Goal progress is the active goals' mean today (goals.json); each goal's history is the goal progress plot.", len(ws), sc.Trend.WindowCycles, sc.CyclesScored)
 	c.xLabels(f, "oldest window", "latest")
 	kpis := []struct {
 		id, name string

@@ -229,12 +229,14 @@ func (s *server) pageFor(p Project, base string) (d pageData, ok bool) {
 	}
 	d.Doc = present.Dashboard(cfg, st, now)
 	d.Score = present.BuildScorecard(cfg, st, 0)
-	d.Corrupt = corruptNames(st.Root, d.Doc.Corrupt, d.Score.Corrupt)
 	scoreView(&d)
 	pd := readPlotData(st)
 	if pd.err != nil {
 		d.PlotProblem = safetext.Text(p.relMessage(fmt.Sprintf("the plots show no cycle: %v", pd.err)))
 	}
+	// The plots read files the views above do not (episodes.json,
+	// checkpoints.json): one that cannot be read is named with the rest.
+	d.Corrupt = corruptNames(st.Root, d.Doc.Corrupt, d.Score.Corrupt, pd.corrupt)
 	d.Charts = charts(cfg, d.Score, pd)
 	return d, true
 }

@@ -473,20 +473,15 @@ func newSkillDurations(cfg *config.Config) *skillDurations {
 	return d
 }
 
-// maxSkillSeconds bounds a duration the histogram takes: no cycle holds
-// its lock for a month, and a hand-edited 1e300 (or 1e400, which decodes
-// to the largest float) would make every later sum meaningless.
-const maxSkillSeconds = 31 * 24 * 3600
-
 // see takes one cycle's line: its skill_seconds, when it has a finite,
-// non-negative one of at most maxSkillSeconds, is an observation of its
+// non-negative one of at most record.MaxSkillSeconds, is an observation of its
 // skill.
 func (d *skillDurations) see(l state.CycleLogLine) {
 	if l.SkillSeconds == nil {
 		return
 	}
 	v := *l.SkillSeconds
-	if !(v >= 0 && v <= maxSkillSeconds) {
+	if !(v >= 0 && v <= record.MaxSkillSeconds) {
 		return
 	}
 	label, ok := d.names[config.SkillKey(l.Skill)]

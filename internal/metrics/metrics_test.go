@@ -660,7 +660,7 @@ func TestProjectNames(t *testing.T) {
 // its skill's histogram: a configured skill under its configured name
 // however the line spells it, any other name as other (a log cannot
 // create series), and a value that is no duration — negative, a string,
-// past float64, longer than a month — not at all, nor a line without one.
+// past float64, longer than a week — not at all, nor a line without one.
 func TestSkillDurationHistogram(t *testing.T) {
 	dir := demo(t, "durations")
 	line := func(cycle int, skill, secs string) string {

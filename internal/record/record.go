@@ -696,6 +696,12 @@ func CycleLogLine(f Facts, resultType string, quality float64) state.CycleLogLin
 	}
 }
 
+// MaxSkillSeconds is the longest skill_seconds a reader of the cycle log
+// takes as a skill's run time: a cycle does not hold its lock for a week,
+// so a longer value (a hand-edited 1e300, or 1e400, which decodes to the
+// largest float) is a broken line, not a duration to sum or draw.
+const MaxSkillSeconds = 7 * 24 * 3600
+
 // skillSeconds is a skill's run time in seconds to the millisecond, nil
 // when no skill ran; a negative duration (a clock stepped back) is 0.
 func skillSeconds(d *time.Duration) *float64 {
