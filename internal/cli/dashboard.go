@@ -58,7 +58,9 @@ cycles by itself (a small script asks /api/version every 2 seconds);
 without JavaScript, reload it. GET and HEAD only.
 
 --projects DIR... serves several projects (each directory holding a
-config.json; a shell glob gives them all): a page with one row per
+config.json; a shell glob gives them all, and a quoted pattern such as
+'/srv/*' is expanded once, at start, to the directories holding one): a
+page with one row per
 project links to each project's page at /p/<name>/, and /metrics labels
 every series with its project.
 
@@ -72,7 +74,7 @@ one is there. SIGINT or SIGTERM stops the server (exit 0).`,
 	f.StringVar(&o.listen, "listen", defaultDashboardAddr, "the address to listen on, host:port (a loopback address unless --allow-remote)")
 	f.BoolVar(&o.open, "open", false, "open the page in the browser (xdg-open or open, when present)")
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow --listen to name an address other machines can reach")
-	f.StringArrayVar(&o.projects, "projects", nil, "serve these project directories together (more may follow as arguments, as a shell glob expands)")
+	f.StringArrayVar(&o.projects, "projects", nil, "serve these project directories together (more may follow as arguments, as a shell glob expands; a quoted pattern is expanded to the directories holding a config.json)")
 	return cmd
 }
 
@@ -93,7 +95,31 @@ func loopbackAddr(addr string) (bool, error) {
 
 // dashboardProjects are the projects --projects names (the flag's values
 // and the arguments after it), each a directory holding a config.json.
-func dashboardProjects(dirs []string) ([]dashboard.Project, error) {
+// A value that names no file and holds a glob pattern (quoted, so that no
+// shell expanded it: a Kubernetes manifest, a systemd unit) is expanded
+// here, to the matching directories that hold a config.json.
+func dashboardProjects(given []string) ([]dashboard.Project, error) {
+	var dirs []string
+	for _, d := range given {
+		if _, err := os.Lstat(d); err == nil || !strings.ContainsAny(d, "*?[") {
+			dirs = append(dirs, d)
+			continue
+		}
+		matches, err := filepath.Glob(d)
+		if err != nil {
+			return nil, usageError(fmt.Errorf("dashboard: --projects %s: %v", safetext.Text(d), err))
+		}
+		n := 0
+		for _, m := range matches {
+			if fi, err := os.Lstat(filepath.Join(m, configName)); err == nil && fi.Mode().IsRegular() {
+				dirs = append(dirs, m)
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, usageError(fmt.Errorf("dashboard: --projects %s: the pattern matches no directory holding a %s (%d matches)", safetext.Text(d), configName, len(matches)))
+		}
+	}
 	for _, d := range dirs {
 		p := filepath.Join(d, configName)
 		fi, err := os.Lstat(p)

@@ -202,3 +202,32 @@ func TestDashboardManyProjectsAllowRemote(t *testing.T) {
 	}
 	stopDashboard(t, cmd, br, done, syscall.SIGTERM)
 }
+
+// A quoted pattern (no shell expanded it) is expanded to the matching
+// directories that hold a config.json, others left out; one that matches
+// no project, or is malformed, is a usage error naming it.
+func TestDashboardProjectsExpandsAQuotedGlob(t *testing.T) {
+	root := t.TempDir()
+	a := dashboardDemo(t, filepath.Join(root, "srv", "a"))
+	if err := os.CopyFS(filepath.Join(root, "srv", "b"), os.DirFS(a)); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"srv/not-a-project", "other/c"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps, err := dashboardProjects([]string{filepath.Join(root, "srv", "*")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 2 || ps[0].Name != "a" || ps[1].Name != "b" {
+		t.Errorf("projects %+v, want a and b", ps)
+	}
+	for _, bad := range []string{filepath.Join(root, "other", "*"), filepath.Join(root, "srv", "[")} {
+		_, err := dashboardProjects([]string{bad})
+		if err == nil || exitCode(err) != ExitUsage || !strings.Contains(err.Error(), bad) {
+			t.Errorf("--projects %s: %v, want a usage error naming it", bad, err)
+		}
+	}
+}
