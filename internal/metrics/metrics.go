@@ -504,8 +504,12 @@ func (d *skillDurations) add(r *Reading) {
 	}
 	slices.Sort(labels)
 	for _, l := range labels {
+		h := d.hists[l]
+		// Durations are recorded to the millisecond: the sum is shown so,
+		// not as 0.9910000000000001.
+		h.sum = math.Round(h.sum*1e6) / 1e6
 		r.add(mSkillDuration, 0, l)
-		r.samples[len(r.samples)-1].hist = d.hists[l]
+		r.samples[len(r.samples)-1].hist = h
 	}
 }
 
