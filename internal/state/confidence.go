@@ -74,6 +74,32 @@ func (c *Confidence) UnmarshalJSON(b []byte) error {
 	return c.unmarshalSlow(b)
 }
 
+// unmarshalChecked is UnmarshalJSON for checked bytes (see
+// checkedDecoder): a nested file is split without being scanned again,
+// and its domains keep slices of b, which nothing else holds, instead of
+// a copy.
+func (c *Confidence) unmarshalChecked(b []byte) error {
+	if c.unmarshalNestedIn(b, !confidenceCheckedOff) {
+		return nil
+	}
+	return c.unmarshalSlow(b)
+}
+
+// confidenceCheckedOff, set by the tests, reads checked bytes as
+// unchecked ones: the scanning reader, kept as the oracle of the
+// splitting one.
+var confidenceCheckedOff bool
+
+// objectMembersIn is the members of the JSON object b: split without a
+// check when b is part of a checked document, else scanned (ok false
+// when b is not an object encoding/json reads).
+func objectMembersIn(b []byte, checked bool) ([]rawMember, bool) {
+	if checked {
+		return splitObjectInto(make([]rawMember, 0, 16), b), true
+	}
+	return scanMembers(b)
+}
+
 // unmarshalSlow is UnmarshalJSON through encoding/json maps: every shape
 // and every malformed document. unmarshalNested reads the common shape
 // in one scan and must agree with it (confidence_fast_oracle_test.go).
@@ -132,20 +158,31 @@ func (c *Confidence) unmarshalSlow(b []byte) error {
 // the slow path reads. What it keeps is what the slow path keeps: the
 // last value of a repeated key, the keys in first-seen order, each value
 // as written without the whitespace around it.
-func (c *Confidence) unmarshalNested(b []byte) bool {
-	// The file's bytes are kept (top, domainRaw) past the caller's buffer.
-	b = bytes.Clone(b)
-	tops, ok := scanObject(b)
+func (c *Confidence) unmarshalNested(b []byte) bool { return c.unmarshalNestedIn(b, false) }
+
+// unmarshalNestedIn is unmarshalNested, for b checked or not: checked
+// bytes are one valid JSON value nothing else holds or changes (see
+// checkedDecoder), which it splits without checking them again and keeps
+// without a copy.
+func (c *Confidence) unmarshalNestedIn(b []byte, checked bool) bool {
+	if !checked {
+		// The file's bytes are kept (top, domainRaw) past the caller's buffer.
+		b = bytes.Clone(b)
+	} else if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	tops, ok := objectMembersIn(b, checked)
 	if !ok {
 		return false
 	}
 	top := make(map[string]json.RawMessage, len(tops))
 	topOrder := make([]string, 0, len(tops))
 	for _, m := range tops {
-		if _, dup := top[m.key]; !dup {
-			topOrder = append(topOrder, m.key)
+		k := m.key()
+		if _, dup := top[k]; !dup {
+			topOrder = append(topOrder, k)
 		}
-		top[m.key] = m.val
+		top[k] = m.val
 	}
 	raw, ok := top["domains"]
 	if !ok || len(raw) == 0 || raw[0] != '{' {
@@ -158,26 +195,46 @@ func (c *Confidence) unmarshalNested(b []byte) bool {
 		val, score []byte
 		obj        bool
 	}
-	doms := make([]domain, 0, 64)
-	_, ok = scanContainer(raw, 0, 1, func(key, val []byte) bool {
-		d := domain{key: key, val: val}
-		if val[0] == '{' {
-			d.obj = true
-			_, ok := scanContainer(val, 0, 1, func(k, v []byte) bool {
-				if isScoreKey(k) {
-					d.score = v
+	var doms []domain
+	if checked {
+		ms := splitObjectInto(make([]rawMember, 0, 64), raw)
+		doms = make([]domain, 0, len(ms))
+		var inner []rawMember
+		for _, m := range ms {
+			d := domain{key: m.quoted, val: m.val}
+			if m.val[0] == '{' {
+				d.obj = true
+				inner = splitObjectInto(inner[:0], m.val)
+				for _, im := range inner {
+					if isScoreKey(im.quoted) {
+						d.score = im.val
+					}
 				}
-				return true
-			})
-			if !ok {
-				return false
 			}
+			doms = append(doms, d)
 		}
-		doms = append(doms, d)
-		return true
-	})
-	if !ok {
-		return false
+	} else {
+		doms = make([]domain, 0, 64)
+		_, ok = scanContainer(raw, 0, 1, func(key, val []byte) bool {
+			d := domain{key: key, val: val}
+			if val[0] == '{' {
+				d.obj = true
+				_, ok := scanContainer(val, 0, 1, func(k, v []byte) bool {
+					if isScoreKey(k) {
+						d.score = v
+					}
+					return true
+				})
+				if !ok {
+					return false
+				}
+			}
+			doms = append(doms, d)
+			return true
+		})
+		if !ok {
+			return false
+		}
 	}
 	inner := make(map[string]json.RawMessage, len(doms))
 	last := make(map[string]int, len(doms))
@@ -304,30 +361,25 @@ func sortedRawKeys(m map[string]json.RawMessage) []string {
 // was, a key the file lacked goes at the end, and a domain whose score did
 // not change is written back as it was read.
 func (c Confidence) MarshalJSON() ([]byte, error) {
-	names := make([]string, 0, len(c.Scores))
-	for d := range c.Scores {
-		names = append(names, d)
+	// The scores that changed, by name: usually a few of a thousand.
+	var names []string
+	for d, v := range c.Scores {
+		if o, ok := c.orig[d]; !ok || o != v {
+			names = append(names, d)
+		}
 	}
 	sort.Strings(names)
-	changed := func(d string) bool {
-		v, set := c.Scores[d]
-		o, ok := c.orig[d]
-		return set && (!ok || o != v)
-	}
-	top := map[string]json.RawMessage{}
+	order := append(make([]string, 0, len(c.topOrder)+2), c.topOrder...)
+	top := make(map[string]json.RawMessage, len(c.top)+2)
 	for k, v := range c.top {
 		top[k] = v
 	}
-	order := append([]string(nil), c.topOrder...)
 	if _, ok := top["schema_version"]; !ok {
 		top["schema_version"] = json.RawMessage(`"1.0.0"`)
 		order = append(order, "schema_version")
 	}
 	if !c.nested {
 		for _, d := range names {
-			if !changed(d) {
-				continue
-			}
 			if _, ok := top[d]; !ok {
 				order = append(order, d)
 			}
@@ -336,30 +388,58 @@ func (c Confidence) MarshalJSON() ([]byte, error) {
 		}
 		return writeOrdered(order, top), nil
 	}
-	domains := map[string]json.RawMessage{}
-	for d, raw := range c.domainRaw {
-		domains[d] = raw
-	}
-	dorder := append([]string(nil), c.domainOrder...)
+	// Each domain is written where the file had it, as read unless its
+	// score changed; a new one follows, in the order of the names.
+	changed := make(map[string]json.RawMessage, len(names))
+	var added []string
 	for _, d := range names {
-		if !changed(d) {
-			continue
-		}
-		raw, ok := domains[d]
+		raw, ok := c.domainRaw[d]
 		if !ok {
-			dorder = append(dorder, d)
+			added = append(added, d)
 		}
 		nb, _ := json.Marshal(round4(c.Scores[d]))
 		vals := map[string]json.RawMessage{"score": nb}
 		if !c.now.IsZero() {
 			vals["last_updated"], _ = json.Marshal(FormatTime(c.now))
 		}
-		domains[d] = withMembers(raw, vals, []string{"score", "last_updated"})
+		changed[d] = withMembers(raw, vals, []string{"score", "last_updated"})
 	}
+	size := 2
+	for _, v := range c.domainRaw {
+		size += len(v) + 16
+	}
+	var buf bytes.Buffer
+	buf.Grow(size)
+	buf.WriteByte('{')
+	first := true
+	write := memberWriter(&buf, &first)
+	var seen map[string]bool
+	if len(added) > 0 {
+		seen = make(map[string]bool, len(c.domainOrder))
+	}
+	for _, d := range c.domainOrder {
+		v, ok := changed[d]
+		if !ok {
+			v, ok = c.domainRaw[d]
+		}
+		if ok && (seen == nil || !seen[d]) {
+			if seen != nil {
+				seen[d] = true
+			}
+			write(d, bytes.TrimSpace(v))
+		}
+	}
+	for _, d := range added {
+		if !seen[d] {
+			seen[d] = true
+			write(d, bytes.TrimSpace(changed[d]))
+		}
+	}
+	buf.WriteByte('}')
 	if _, ok := top["domains"]; !ok {
 		order = append(order, "domains")
 	}
-	top["domains"] = writeOrdered(dorder, domains)
+	top["domains"] = buf.Bytes()
 	return writeOrdered(order, top), nil
 }
 

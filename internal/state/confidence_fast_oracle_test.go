@@ -43,6 +43,22 @@ func checkConfidenceFast(t *testing.T, doc []byte) {
 	if f, s := fmt.Sprint(fast.DecodeWarnings()), fmt.Sprint(slow.DecodeWarnings()); f != s {
 		t.Fatalf("%q: warnings\nfast %s\nslow %s", doc, f, s)
 	}
+	// The same document read as a file: split without a second check.
+	var checked Confidence
+	start := skipSpace(doc, 0)
+	end, ok := scanValue(doc, start, 0)
+	if !ok || skipSpace(doc, end) != len(doc) {
+		t.Fatalf("%q: taken by the one-scan reader, refused by the file's check", doc)
+	}
+	if !checked.unmarshalNestedIn(bytes.Clone(doc[start:end]), true) {
+		t.Fatalf("%q: taken by the one-scan reader, not as checked bytes", doc)
+	}
+	if !reflect.DeepEqual(checked, slow) {
+		t.Fatalf("%q:\nchecked %#v\nslow %#v", doc, checked, slow)
+	}
+	checked.Set("a", 0.123456, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	checked.Set("new", 0.5, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	cb, cerr := checked.MarshalJSON()
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	for _, c := range []*Confidence{&fast, &slow} {
 		c.Set("a", 0.123456, now)
@@ -52,6 +68,9 @@ func checkConfidenceFast(t *testing.T, doc []byte) {
 	sb, serr := slow.MarshalJSON()
 	if ferr != nil || serr != nil || !bytes.Equal(fb, sb) {
 		t.Fatalf("%q: written\nfast %s (%v)\nslow %s (%v)", doc, fb, ferr, sb, serr)
+	}
+	if cerr != nil || !bytes.Equal(cb, sb) {
+		t.Fatalf("%q: written\nchecked %s (%v)\nslow %s (%v)", doc, cb, cerr, sb, serr)
 	}
 }
 
@@ -66,6 +85,51 @@ func TestConfidenceFastMatchesMaps(t *testing.T) {
 		checkConfidenceFast(t, []byte(doc))
 	}
 	checkConfidenceFast(t, largeConfidence(1000))
+}
+
+// TestConfidenceCheckedSameAsUnchecked reads documents as files, split
+// without a second check and scanned again, and with the checked decoding
+// off altogether: the same value, the same warnings, the same bytes
+// written after the same change, and the same error.
+func TestConfidenceCheckedSameAsUnchecked(t *testing.T) {
+	docs := append([]string{
+		flatConfidence, `null`, `[]`, `{"domains":null}`, `{"domains":[]}`, `{"domains":{"a":1},"domains":2}`,
+		`{"domains":{"a":1,}}`, `{"domains":{"a":01}}`, `{"a":"\x01"}`, `{"domains":{"a":{"score":99e999999}}}`,
+		`{"domains":{"a":{"score":0.5,"score":"0.6"},"b":{"Score":1}}}`, ` {"domains" :{ "a" : { "score" : 1 } } } `,
+		`{"domains":{"a":{"score":1}}} x`, `{"d1":0.5,"d2":"0.7","schema_version":"1.0.0"}`,
+	}, confidenceFastCases...)
+	docs = append(docs, string(largeConfidence(300)))
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for _, doc := range docs {
+		var got, want, off Confidence
+		gotErr := decodeFile([]byte(doc), &got)
+		saved := confidenceCheckedOff
+		confidenceCheckedOff = true
+		wantErr := decodeFile([]byte(doc), &want)
+		confidenceCheckedOff = saved
+		savedAll := checkedDecodeOff
+		checkedDecodeOff = true
+		offErr := decodeFile([]byte(doc), &off)
+		checkedDecodeOff = savedAll
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || fmt.Sprint(gotErr) != fmt.Sprint(offErr) {
+			t.Fatalf("%q: %v, scanned again %v, unchecked %v", doc, gotErr, wantErr, offErr)
+		}
+		if gotErr != nil {
+			continue
+		}
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(got, off) {
+			t.Fatalf("%q:\nchecked %#v\nscanned %#v\nunchecked %#v", doc, got, want, off)
+		}
+		var written []string
+		for _, c := range []*Confidence{&got, &want, &off} {
+			c.Set("a", 0.25, now)
+			b, err := encodeJSON(*c)
+			written = append(written, fmt.Sprintf("%s %v", b, err))
+		}
+		if written[0] != written[1] || written[0] != written[2] {
+			t.Fatalf("%q: written\n%s\n%s\n%s", doc, written[0], written[1], written[2])
+		}
+	}
 }
 
 // TestConfidenceFastLeavesOtherShapes checks that the scanner declines

@@ -26,6 +26,9 @@ func (iv *Intervention) UnmarshalJSON(b []byte) error { return iv.decode(b, fals
 func (iv *Intervention) unmarshalChecked(b []byte) error { return iv.decode(b, true) }
 
 func (iv *Intervention) decode(b []byte, checked bool) error {
+	if checked && iv.decodeFast(b) {
+		return nil
+	}
 	*iv = Intervention{}
 	if err := unmarshalKeepIn(b, (*interventionFields)(iv), &iv.Extra, checked); err != nil {
 		return err
@@ -120,11 +123,45 @@ func (m *Memos) decode(b []byte, checked bool) error {
 }
 
 // MarshalJSON writes the canonical 1.1.0 shape and unknown keys back.
-func (m Memos) MarshalJSON() ([]byte, error) { return marshalKeep(m.keepParts()) }
+func (m Memos) MarshalJSON() ([]byte, error) {
+	v, extra := m.withDefaults()
+	return marshalKeep(v, extra)
+}
 
-// keepParts is what MarshalJSON encodes (see keepParter).
+// memosEncoded is Memos with its interventions already encoded (see
+// encodedInterventions): the value keepParts hands to encodeSpliced,
+// which writes each entry as it is when it already is its indentation
+// there. Its fields are Memos's, in the same order and with the same
+// keys, so that both write the same document.
+type memosEncoded struct {
+	SchemaVersion    string             `json:"schema_version,omitempty"`
+	ScoreAdjustments map[string]float64 `json:"score_adjustments"`
+	Interventions    []json.RawMessage  `json:"interventions"`
+	History          []Memo             `json:"history"`
+	LastMemo         json.RawMessage    `json:"last_memo"`
+}
+
+// keepParts is what MarshalJSON encodes (see keepParter), its
+// interventions encoded already when the file keeps no unknown keys
+// (marshalKeep reads the type of a list that unknown keys may hold
+// unreadable elements of).
 func (m Memos) keepParts() (any, Extra) {
-	type alias Memos
+	v, extra := m.withDefaults()
+	if len(extra) == 0 {
+		if ivs, ok := encodedInterventions(v.Interventions); ok {
+			return memosEncoded{SchemaVersion: v.SchemaVersion, ScoreAdjustments: v.ScoreAdjustments,
+				Interventions: ivs, History: v.History, LastMemo: v.LastMemo}, nil
+		}
+	}
+	return memosAlias(v), extra
+}
+
+// memosAlias is Memos without its methods.
+type memosAlias Memos
+
+// withDefaults is m in the 1.1.0 shape, its empty lists and maps
+// written as such, and its unknown keys.
+func (m Memos) withDefaults() (memosAlias, Extra) {
 	m.SchemaVersion = "1.1.0"
 	if m.ScoreAdjustments == nil {
 		m.ScoreAdjustments = map[string]float64{}
@@ -138,5 +175,5 @@ func (m Memos) keepParts() (any, Extra) {
 	if len(m.LastMemo) == 0 {
 		m.LastMemo = json.RawMessage("null")
 	}
-	return alias(m), m.Extra
+	return memosAlias(m), m.Extra
 }
