@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/ooda-loop/ooda/internal/state"
 )
 
 // Finite replaces every NaN and ±Inf float reachable from ptr (a pointer to
@@ -106,6 +108,9 @@ func finiteWalk(v reflect.Value, path *finitePath, out *[]string, depth int) {
 			return
 		}
 		for i := 0; i < v.Len(); i++ {
+			if finiteEntry(v.Index(i)) {
+				continue
+			}
 			finiteWalk(v.Index(i), &finitePath{up: path, index: i, isIdx: true}, out, depth+1)
 		}
 	case reflect.Map:
@@ -207,4 +212,57 @@ func orTop(path string) string {
 		return "(top level)"
 	}
 	return path
+}
+
+// finiteEntryOff, set by the tests, walks every entry by reflection: the
+// walk finiteEntry spares.
+var finiteEntryOff bool
+
+// finiteEntry says whether v is an entry of a type the state files hold
+// by the hundred (outcomes, decisions, episodes) every float of which is
+// finite: the walk would find nothing to replace in it. It reads the
+// entry's floats directly; false (walk it) for any other value, and for
+// an entry with a float to replace, which the walk then names.
+func finiteEntry(v reflect.Value) bool {
+	if finiteEntryOff || !v.CanAddr() {
+		return false
+	}
+	switch e := v.Addr().Interface().(type) {
+	case *state.Outcome:
+		return finitePtrs(e.Score, e.ProcessFactor, e.ArtifactScore) && isFinite(e.QualityMult)
+	case *state.DecisionEntry:
+		if !finitePtrs(e.Score, e.RawScore, e.Confidence, e.QualityMult, e.ElapsedSeconds, e.CostUSD, e.ConfidenceAtDecision) ||
+			!finiteMap(e.Scores) {
+			return false
+		}
+		c := e.ContrarianCheck
+		return c == nil || isFinite(c.ScoreAdjustment) && finiteMap(c.AdjustmentApplied)
+	case *state.Episode:
+		return finiteMap(e.ConfidenceSnapshot)
+	}
+	return false
+}
+
+// isFinite says whether f is neither NaN nor infinite: f-f is NaN for
+// both.
+func isFinite(f float64) bool { return f-f == 0 }
+
+// finitePtrs says whether every float the pointers point to is finite.
+func finitePtrs(ps ...*float64) bool {
+	for _, p := range ps {
+		if p != nil && !isFinite(*p) {
+			return false
+		}
+	}
+	return true
+}
+
+// finiteMap says whether every value of m is finite.
+func finiteMap(m map[string]float64) bool {
+	for _, f := range m {
+		if !isFinite(f) {
+			return false
+		}
+	}
+	return true
 }

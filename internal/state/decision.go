@@ -114,8 +114,13 @@ func (e *DecisionEntry) unmarshalChecked(b []byte) error { return e.decode(b, tr
 
 func (e *DecisionEntry) decode(b []byte, checked bool) error {
 	*e = DecisionEntry{}
-	if err := unmarshalKeepIn(b, (*decisionAlias)(e), &e.Extra, checked); err != nil {
-		return err
+	fast := checked && !entryFastOff && !checkedDecodeOff && len(b) > 0 && b[0] == '{' && decodeDecisionFast(b, e)
+	if !fast {
+		// See decisionfast.go; what it does not read is read here.
+		*e = DecisionEntry{}
+		if err := unmarshalKeepIn(b, (*decisionAlias)(e), &e.Extra, checked); err != nil {
+			return err
+		}
 	}
 	if entryFastOff || entryCopyOff {
 		e.read = rememberOwnIn(b, e, checked)

@@ -14,12 +14,12 @@ import (
 // reflection: the general path walks every member through the type's
 // decodePlan, copies the value read field by field (copyDeep) and
 // compares it back field by field (sameEntry), which cost more than
-// reading the file's bytes. The fast decoder (outcomes) reads only what
-// it is sure to read as the general path does (each key as the field's
-// own tag spells it, each value of the field's JSON type, a string
-// without escapes, a number the general path reads the same way) and
-// gives up on anything else, the entry then read again from scratch by
-// the general path; the copies and comparisons do what copyDeep and
+// reading the file's bytes. The fast decoders (outcomes here, decisions
+// in decisionfast.go) read only what they are sure to read as the
+// general path does (each key as the field's own tag spells it, each
+// value of the field's JSON type, a string without escapes, a number the
+// general path reads the same way) and give up on anything else, the
+// entry then read again from scratch by the general path; the copies and comparisons do what copyDeep and
 // sameEntry do, field for field. The general path stays the reference
 // (entryfast_oracle_test.go).
 
@@ -516,7 +516,10 @@ func typedList[T any](val []byte, dst *[]T, read func([]byte, *T) bool) bool {
 	if val[0] != '[' {
 		return false
 	}
-	elems := splitArray(val)
+	buf := elemBufs.Get().(*[][]byte)
+	defer putElems(buf)
+	*buf = splitArrayInto((*buf)[:0], val)
+	elems := *buf
 	out := make([]T, len(elems))
 	for i, e := range elems {
 		if !read(e, &out[i]) {

@@ -68,6 +68,17 @@ func unmarshalKeepOnce(b []byte, v any, extra *Extra) error {
 // takes another list while its container's is in use.
 var memberBufs = sync.Pool{New: func() any { return new([]rawMember) }}
 
+// elemBufs are lists of array elements for decodeEntries to reuse, as
+// memberBufs are lists of members.
+var elemBufs = sync.Pool{New: func() any { return new([][]byte) }}
+
+// putElems gives a list back, emptied so that it holds on to nothing.
+func putElems(buf *[][]byte) {
+	clear(*buf)
+	*buf = (*buf)[:0]
+	elemBufs.Put(buf)
+}
+
 // putMembers gives a list back, emptied so that it holds on to nothing.
 func putMembers(buf *[]rawMember) {
 	clear(*buf)
@@ -201,8 +212,10 @@ func splitObjectInto(members []rawMember, b []byte) []rawMember {
 
 // splitArray splits b, one JSON array known valid, into its elements, as
 // scanArray does, without checking it.
-func splitArray(b []byte) [][]byte {
-	var elems [][]byte
+func splitArray(b []byte) [][]byte { return splitArrayInto(nil, b) }
+
+// splitArrayInto is splitArray appending to elems.
+func splitArrayInto(elems [][]byte, b []byte) [][]byte {
 	i := skipSpace(b, 1)
 	if i < len(b) && b[i] == ']' {
 		return elems
@@ -971,6 +984,7 @@ const (
 	kindEntries // a list of a struct type with its own UnmarshalJSON
 	kindList    // a list of one of the scalar kinds above (elem)
 	kindMap     // a map by string of one of the scalar kinds above (elem)
+	kindRawList // []json.RawMessage: a list of values kept as written
 )
 
 // memberField is a field of a decodePlan.
@@ -1121,6 +1135,9 @@ func kindOf(t reflect.Type) memberKind {
 	if t == rawType {
 		return kindRaw
 	}
+	if t == rawListType {
+		return kindRawList
+	}
 	if decodesItself(t) {
 		return kindGeneric
 	}
@@ -1196,6 +1213,16 @@ func decodeKnown(val []byte, dst reflect.Value, f memberField, checked bool) err
 		}
 		if val[0] == '[' {
 			return decodeEntries(val, dst, checked)
+		}
+	case kindRawList:
+		if val[0] == 'n' {
+			dst.SetZero()
+			return nil
+		}
+		// Into a list not yet set only, as kindList.
+		if val[0] == '[' && dst.IsNil() && !rawListOff {
+			*(dst.Addr().Interface().(*[]json.RawMessage)) = rawList(val)
+			return nil
 		}
 	case kindList, kindMap:
 		if val[0] == 'n' {
@@ -1352,7 +1379,13 @@ func plainInt(val []byte) (int64, bool) {
 func decodeEntries(val []byte, dst reflect.Value, checked bool) error {
 	var elems [][]byte
 	if checked {
-		elems = splitArray(val)
+		// The list of elements is done with once they are decoded (each
+		// keeps a slice of val, not of the list): a file's hundreds of
+		// entries need not grow a new one step by step.
+		buf := elemBufs.Get().(*[][]byte)
+		defer putElems(buf)
+		*buf = splitArrayInto((*buf)[:0], val)
+		elems = *buf
 	} else {
 		var ok bool
 		if elems, ok = scanArray(val); !ok {
@@ -1391,4 +1424,32 @@ func decodeEntries(val []byte, dst reflect.Value, checked bool) error {
 		dst.Set(reflect.MakeSlice(dst.Type(), 0, 0))
 	}
 	return nil
+}
+
+// rawListOff, set by the tests, sends every []json.RawMessage field to
+// json.Unmarshal: the decoding rawList replaced.
+var rawListOff bool
+
+// rawList is json.Unmarshal of val, a valid JSON array, into a nil
+// []json.RawMessage: each element's bytes as written (its blanks inside
+// kept, none around it), a null element as "null", an empty array an
+// empty list. A lens's evidence, twenty entries, no longer goes through
+// encoding/json's scanner twice. The elements share one allocation, each
+// cut to its own length and capacity.
+func rawList(val []byte) []json.RawMessage {
+	buf := elemBufs.Get().(*[][]byte)
+	defer putElems(buf)
+	*buf = splitArrayInto((*buf)[:0], val)
+	n := 0
+	for _, e := range *buf {
+		n += len(e)
+	}
+	data := make([]byte, 0, n)
+	out := make([]json.RawMessage, len(*buf))
+	for i, e := range *buf {
+		at := len(data)
+		data = append(data, e...)
+		out[i] = json.RawMessage(data[at:len(data):len(data)])
+	}
+	return out
 }

@@ -415,6 +415,9 @@ func clampAt(v reflect.Value, path *ptrPath, a *pathArena, report func(ptr strin
 			return
 		}
 		for i := 0; i < v.Len(); i++ {
+			if inRangeEntry(v.Index(i)) {
+				continue
+			}
 			step := a.push(path, pathIndex, "", i)
 			clampAt(v.Index(i), step, a, report)
 			a.pop(step)
@@ -644,4 +647,57 @@ func hasDuplicateKeys(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// inRangeEntryOff, set by the tests, walks every entry by reflection:
+// the walk inRangeEntry spares.
+var inRangeEntryOff bool
+
+// inRangeEntry says whether v is an entry of a type the state files hold
+// by the hundred (outcomes, decisions, episodes) every float of which is
+// a number within ±MaxStateNumber: clampAt would change nothing in it.
+// It reads the entry's floats directly; false (walk it) for any other
+// value, and for an entry with a float to clamp, which the walk then
+// clamps and names.
+func inRangeEntry(v reflect.Value) bool {
+	if inRangeEntryOff || !v.CanAddr() {
+		return false
+	}
+	switch e := v.Addr().Interface().(type) {
+	case *Outcome:
+		return inRangePtrs(e.Score, e.ProcessFactor, e.ArtifactScore) && inRange(e.QualityMult)
+	case *DecisionEntry:
+		if !inRangePtrs(e.Score, e.RawScore, e.Confidence, e.QualityMult, e.ElapsedSeconds, e.CostUSD, e.ConfidenceAtDecision) ||
+			!inRangeMap(e.Scores) {
+			return false
+		}
+		c := e.ContrarianCheck
+		return c == nil || inRange(c.ScoreAdjustment) && inRangeMap(c.AdjustmentApplied)
+	case *Episode:
+		return inRangeMap(e.ConfidenceSnapshot)
+	}
+	return false
+}
+
+// inRange says whether clampNumber leaves f as it is (false for NaN).
+func inRange(f float64) bool { return f >= -MaxStateNumber && f <= MaxStateNumber }
+
+// inRangePtrs says whether every float the pointers point to is in range.
+func inRangePtrs(ps ...*float64) bool {
+	for _, p := range ps {
+		if p != nil && !inRange(*p) {
+			return false
+		}
+	}
+	return true
+}
+
+// inRangeMap says whether every value of m is in range.
+func inRangeMap(m map[string]float64) bool {
+	for _, f := range m {
+		if !inRange(f) {
+			return false
+		}
+	}
+	return true
 }
