@@ -149,6 +149,18 @@ func foldInto(dir, marks string, bases []string) int {
 	if err != nil {
 		return 0
 	}
+	// Moved out of git's sight rather than removed: removing sixteen
+	// files would free their blocks on the commit's path (graves.go).
+	pool := slotsDir(filepath.Dir(filepath.Dir(marks)))
+	var graves []string
+	gone := func(name string) {
+		if _, err := os.Lstat(name); err != nil {
+			return
+		}
+		if g := buryMove(pool, name); g != "" {
+			graves = append(graves, g)
+		}
+	}
 	for _, base := range folded {
 		path := filepath.Join(dir, base)
 		if path == name {
@@ -157,10 +169,13 @@ func foldInto(dir, marks string, bases []string) int {
 		// The index first: git then no longer looks in the pack. The
 		// mark last: until then a pack left without its index is known
 		// to be ooda's, to remove.
-		os.Remove(path + ".idx")
-		os.Remove(path + ".rev")
-		os.Remove(path + ".pack")
+		gone(path + ".idx")
+		gone(path + ".rev")
+		gone(path + ".pack")
 		os.Remove(filepath.Join(marks, base+".idx"))
+	}
+	if len(graves) > 0 {
+		reapGraves(graves)
 	}
 	return len(folded)
 }

@@ -233,9 +233,12 @@ type prepRun struct {
 	gitDir string
 	now    time.Time
 	fps    map[string]string
-	fresh  map[string]bool // settled (see settleMargin) at now
-	old    *prepCache      // nil when missing, malformed or stale
-	next   *prepCache
+	fresh  map[string]bool // settled (see settleMargin) at now, asked only of files the old cache does not hold
+	// types are the paths' types (pathType) as first seen, before any
+	// git process ran.
+	types map[string]string
+	old   *prepCache // nil when missing, malformed or stale
+	next  *prepCache
 	// use says answers may be read from and written to the cache: the
 	// configuration they depend on is itself known unchanged.
 	use bool
@@ -248,8 +251,39 @@ func (pr *prepRun) fp(name string) string {
 	}
 	v := fingerprint(name)
 	pr.fps[name] = v
-	pr.fresh[name] = v != "?" && settled(name, pr.now)
 	return v
+}
+
+// isFresh reports whether name, fingerprinted, had settled at now. It is
+// asked only of a file the old cache does not hold (keep): one it holds
+// is known unchanged, and its two more stats a cycle are saved. Asked
+// after the fingerprint was taken, it can only be more cautious: a file
+// changed since has a change time later than now.
+func (pr *prepRun) isFresh(name string) bool {
+	if v, ok := pr.fresh[name]; ok {
+		return v
+	}
+	v := pr.fp(name) != "?" && settled(name, pr.now)
+	pr.fresh[name] = v
+	return v
+}
+
+// pathType is the package's pathType of the path top (from the top of
+// the working tree wt), taken once: the answers read from the cache are
+// all checked against the same view of the tree. Once git has been asked
+// (forget), it is taken again.
+func (pr *prepRun) pathType(wt, top string) string {
+	if v, ok := pr.types[top]; ok {
+		return v
+	}
+	v := pathType(filepath.Join(wt, filepath.FromSlash(top)))
+	pr.types[top] = v
+	return v
+}
+
+// forget drops the path types taken so far: git has read the tree since.
+func (pr *prepRun) forget() {
+	clear(pr.types)
 }
 
 // settled reports a file (or a missing one) that last changed longer
@@ -280,7 +314,8 @@ func settled(name string, now time.Time) bool {
 // loadPrepRun reads the cache of gitDir for key and checks every
 // fingerprint it holds.
 func loadPrepRun(gitDir, key string) *prepRun {
-	pr := &prepRun{gitDir: gitDir, now: time.Now(), fps: map[string]string{}, fresh: map[string]bool{}}
+	pr := &prepRun{gitDir: gitDir, now: time.Now(), fps: map[string]string{}, fresh: map[string]bool{},
+		types: map[string]string{}}
 	pr.next = &prepCache{Version: prepCacheVersion, Key: key, Files: map[string]string{}, Paths: map[string]*cachedPath{}}
 	b, err := readSmall(prepCacheFile(gitDir), maxPrepCache)
 	if err != nil {
@@ -327,7 +362,7 @@ func (pr *prepRun) known(files []string) bool {
 // one changed too recently to be trusted, or cannot be told.
 func (pr *prepRun) keep(files []string) bool {
 	for _, f := range files {
-		if pr.fp(f) == "?" || !pr.fresh[f] && !pr.known([]string{f}) {
+		if pr.fp(f) == "?" || !pr.known([]string{f}) && !pr.isFresh(f) {
 			return false
 		}
 	}
@@ -372,11 +407,31 @@ func (pr *prepRun) save() {
 	}
 }
 
-// equalCache reports two caches holding the same.
+// equalCache reports two caches that would be written as the same JSON
+// document, without encoding them: a cache unchanged since the last
+// cycle, the usual case, is neither encoded nor written.
 func equalCache(a, b *prepCache) bool {
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+	if a.Version != b.Version || a.Key != b.Key || (a.Config == nil) != (b.Config == nil) ||
+		(a.Config != nil && *a.Config != *b.Config) || (a.Files == nil) != (b.Files == nil) ||
+		len(a.Files) != len(b.Files) || len(a.Paths) != len(b.Paths) {
+		return false
+	}
+	for k, v := range a.Files {
+		if w, ok := b.Files[k]; !ok || w != v {
+			return false
+		}
+	}
+	sameBool := func(x, y *bool) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	for k, v := range a.Paths {
+		w, ok := b.Paths[k]
+		if !ok || (v == nil) != (w == nil) {
+			return false
+		}
+		if v != nil && (v.Type != w.Type || !sameBool(v.Ignored, w.Ignored) || !sameBool(v.Plain, w.Plain)) {
+			return false
+		}
+	}
+	return true
 }
 
 // pathType is what a path is in the working tree, as far as the ignore
@@ -616,18 +671,25 @@ func nativeIgnored(ctx context.Context, repo *Repo, pr *prepRun, cfg gitConfig, 
 		excludes = configPath(cfg.excludesFile, ng.env, "")
 	}
 	global := []string{filepath.Join(pr.gitDir, "info", "exclude"), excludes}
+	// The same for every path of a directory: made once per directory.
+	made := map[string][]string{}
 	inputs := func(top string) []string {
+		dir, _ := splitTop(top)
+		if files, ok := made[dir]; ok {
+			return files
+		}
 		files := append([]string(nil), global...)
 		for _, d := range dirsOf(top) {
 			files = append(files, inTop(repo.top, d, ".gitignore"))
 		}
+		made[dir] = files
 		return files
 	}
 	rules := map[string]bool{}
 	var missing, missingLater []string
 	for i, q := range append(append([]string(nil), paths...), later...) {
 		t := tops[q]
-		typ := pathType(filepath.Join(repo.top, filepath.FromSlash(t)))
+		typ := pr.pathType(repo.top, t)
 		files := inputs(t)
 		if excludes != "" && pr.old != nil && pr.known(files) {
 			if cp := pr.old.Paths[t]; cp != nil && cp.Type == typ && cp.Ignored != nil {
@@ -652,6 +714,7 @@ func nativeIgnored(ctx context.Context, repo *Repo, pr *prepRun, cfg gitConfig, 
 			}
 		}
 		more, err := repo.ignoredPaths(ctx, missing, true)
+		pr.forget()
 		if err != nil {
 			return nil, err
 		}
@@ -684,7 +747,17 @@ func nativePlain(ctx context.Context, repo *Repo, pr *prepRun, cfg gitConfig, ng
 	}
 	global := append(systemFiles(ng.bin, "gitattributes"), filepath.Join(pr.gitDir, "info", "attributes"), attrs)
 	cacheable := attrs != "" && cfg.attrOther == "" && ix != nil && tops != nil
+	// The same for every path of a directory: made once per directory.
+	type made struct {
+		files []string
+		ok    bool
+	}
+	byDir := map[string]made{}
 	inputs := func(top string) ([]string, bool) {
+		dir, _ := splitTop(top)
+		if m, ok := byDir[dir]; ok {
+			return m.files, m.ok
+		}
 		files := append([]string(nil), global...)
 		ok := true
 		for _, d := range dirsOf(top) {
@@ -694,6 +767,7 @@ func nativePlain(ctx context.Context, repo *Repo, pr *prepRun, cfg gitConfig, ng
 				ok = false
 			}
 		}
+		byDir[dir] = made{files, ok}
 		return files, ok
 	}
 	plain := map[string]bool{}
@@ -702,7 +776,7 @@ func nativePlain(ctx context.Context, repo *Repo, pr *prepRun, cfg gitConfig, ng
 		if cacheable && pr.old != nil {
 			t := tops[q]
 			files, ok := inputs(t)
-			typ := pathType(filepath.Join(repo.top, filepath.FromSlash(t)))
+			typ := pr.pathType(repo.top, t)
 			if cp := pr.old.Paths[t]; ok && cp != nil && cp.Type == typ && cp.Plain != nil && pr.known(files) {
 				plain[q] = *cp.Plain
 				pr.remember(t, typ, files, nil, cp.Plain)

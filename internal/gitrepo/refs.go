@@ -182,7 +182,9 @@ func (l *refLock) release() {
 	os.Remove(l.path)
 }
 
-// commit renames the lock over the file it locks.
+// commit renames the lock over the file it locks. A lock taken from the
+// slots first buries the file it replaces (graves.go), so that the
+// rename frees nothing on the commit's path.
 func (l *refLock) commit() error {
 	if l.f != nil {
 		if err := l.f.Close(); err != nil {
@@ -191,10 +193,18 @@ func (l *refLock) commit() error {
 		}
 		l.f = nil
 	}
-	if err := os.Rename(l.path, strings.TrimSuffix(l.path, ".lock")); err != nil {
+	target := strings.TrimSuffix(l.path, ".lock")
+	grave := buryLink(l.pool, target)
+	if err := os.Rename(l.path, target); err != nil {
+		if grave != "" {
+			os.Remove(grave)
+		}
 		return err
 	}
 	l.renamed = true
+	if grave != "" {
+		reapGraves([]string{grave})
+	}
 	return nil
 }
 

@@ -247,8 +247,9 @@ func (s *tmpSlots) release() {
 
 // removeStaleSlots removes the slots a killed process held, once older
 // than any commit could take (staleIndexAge) — removed, not put back in
-// the pool: a process only stopped may still write to one — and what the
-// pool holds beyond maxFreeSlots.
+// the pool: a process only stopped may still write to one — what the
+// pool holds beyond maxFreeSlots, and a few buried files left over
+// (graves.go).
 func removeStaleSlots(gitDir string) {
 	// And the cache's temporary files a killed process left.
 	left, _ := filepath.Glob(filepath.Join(gitDir, "ooda", "prep-cache.*.tmp"))
@@ -262,6 +263,7 @@ func removeStaleSlots(gitDir string) {
 	if err != nil {
 		return
 	}
+	reapLeftGraves(dir, entries, reapAtPrepare)
 	free := 0
 	for _, e := range entries {
 		name := filepath.Join(dir, e.Name())
