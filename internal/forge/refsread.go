@@ -2,6 +2,7 @@ package forge
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"os"
@@ -288,15 +289,36 @@ func (o *objectStore) lookup(sha string) bool {
 		if err != nil {
 			return false
 		}
+		type pack struct {
+			idx   string
+			mtime int64
+		}
+		var found []pack
 		for _, e := range entries {
 			base, ok := strings.CutSuffix(e.Name(), ".idx")
 			if !ok || !e.Type().IsRegular() {
 				continue
 			}
+			info, err := e.Info()
+			if err != nil {
+				continue
+			}
 			// git uses an index only beside its pack.
 			if fi, err := os.Lstat(filepath.Join(o.dir, "pack", base+".pack")); err == nil && fi.Mode().IsRegular() {
-				o.packs = append(o.packs, filepath.Join(o.dir, "pack", e.Name()))
+				found = append(found, pack{filepath.Join(o.dir, "pack", e.Name()), info.ModTime().UnixNano()})
 			}
+		}
+		// Newest first: the commit looked for is most often the state
+		// commit of the cycle before, in the newest pack, and each index
+		// asked costs an open and a read.
+		slices.SortFunc(found, func(a, b pack) int {
+			if a.mtime != b.mtime {
+				return cmp.Compare(b.mtime, a.mtime)
+			}
+			return strings.Compare(a.idx, b.idx)
+		})
+		for _, p := range found {
+			o.packs = append(o.packs, p.idx)
 		}
 	}
 	id, err := hex.DecodeString(sha)

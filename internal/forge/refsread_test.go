@@ -261,3 +261,40 @@ func TestListRefsLocalLeavesRefParanoiaToGit(t *testing.T) {
 		t.Error("read from the files with GIT_REF_PARANOIA set")
 	}
 }
+
+// The pack indexes are asked newest first (the commit a cycle looks for
+// is most often in the pack the last state commit wrote); an index
+// without its pack is not asked at all.
+func TestObjectStoreAsksTheNewestPackFirst(t *testing.T) {
+	dir := t.TempDir()
+	packDir := filepath.Join(dir, "pack")
+	if err := os.MkdirAll(packDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, name := range []string{"pack-b", "pack-c", "pack-a", "pack-lone"} {
+		for _, ext := range []string{".idx", ".pack"} {
+			if name == "pack-lone" && ext == ".pack" {
+				continue
+			}
+			p := filepath.Join(packDir, name+ext)
+			if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(p, base, base.Add(time.Duration(i)*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	o := objectStore{dir: dir}
+	if o.lookup(strings.Repeat("ab", 20)) {
+		t.Fatal("found an object in files that are no pack")
+	}
+	var got []string
+	for _, p := range o.packs {
+		got = append(got, filepath.Base(p))
+	}
+	if want := []string{"pack-a.idx", "pack-c.idx", "pack-b.idx"}; !slices.Equal(got, want) {
+		t.Errorf("indexes asked in the order %v, want %v", got, want)
+	}
+}
