@@ -172,20 +172,10 @@ func UpdateLens(l state.Lens, cl state.LensChangelog, in LensInput) (state.Lens,
 
 	cur, observed := lensCurrent(in.State)
 	cur.cycle = in.Cycle
-	var obs []lensObs
-	for _, raw := range u.lens.Evidence {
-		if o, ok := lensReadObs(raw); ok {
-			obs = append(obs, o)
-		}
-	}
 	if observed {
-		obs = append(obs, cur)
-	}
-	if len(obs) > LensWindow {
-		obs = obs[len(obs)-LensWindow:]
-	}
-
-	if observed {
+		// The rules read the last LensWindow observations, this one the
+		// newest: only the evidence they need is decoded.
+		obs := append(lensRecentObs(u.lens.Evidence, LensWindow-1), cur)
 		u.focusRules(obs)
 		u.thresholdRules(obs)
 	}
@@ -542,6 +532,19 @@ func lensCurrent(ds state.DomainState) (lensObs, bool) {
 		}
 	}
 	return o, observed
+}
+
+// lensRecentObs is the last n observations the evidence holds, oldest
+// first: the entries are read back from the newest until n are found.
+func lensRecentObs(evidence []json.RawMessage, n int) []lensObs {
+	var obs []lensObs
+	for i := len(evidence) - 1; i >= 0 && len(obs) < n; i-- {
+		if o, ok := lensReadObs(evidence[i]); ok {
+			obs = append(obs, o)
+		}
+	}
+	slices.Reverse(obs)
+	return obs
 }
 
 // lensReadObs reads an evidence entry back as an observation; entries

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -427,6 +428,7 @@ type PrincipleResult struct {
 type memLesson struct {
 	ep     int // chronological episode index
 	text   string
+	tid    int      // the text's memTokenCache number
 	tokens []string // significant tokens, in order
 	set    map[string]bool
 }
@@ -466,8 +468,14 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 	thr, minOcc := memThreshold(in.Config), memMinOccurrences(in.Config)
 	now := state.FormatTime(in.Now)
 
-	chron := memChronological(eps.Episodes)
-	lessons := memLessons(chron)
+	// Every cycle runs this over every episode and principle, and most
+	// cycles change nothing: what it derives more than once from the same
+	// value (an episode's week, a text's tokens, an entry's provenance) is
+	// derived once, and what only a new entry needs is derived when one is
+	// made.
+	chron, weeks := memChronological(eps.Episodes)
+	toks := memTokenCache{}
+	lessons := memLessons(chron, toks)
 	if n := len(lessons); n > PrincipleLessonsCap {
 		lessons = lessons[n-PrincipleLessonsCap:]
 	}
@@ -485,21 +493,34 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 		}
 	}
 	recent := map[string]bool{}
-	for _, ep := range chron[max(0, len(chron)-PrincipleDecayWindow):] {
-		recent[ep.Week()] = true
+	for _, w := range weeks[max(0, len(weeks)-PrincipleDecayWindow):] {
+		recent[w] = true
 	}
-	nextID := memNextPrincipleID(out.Principles)
-	shape := memFileShape(ps.Principles)
+	// The ids and the file's shape are those of the entries as they are
+	// now (steps 1 to 3 change no id and read no shape of their own).
+	nextID := memLazyNextID(out.Principles)
+	shape := memLazyShape(ps.Principles)
 
 	// 1. Confirmation. covered marks lessons an entry already stands for,
-	// so they do not also seed a duplicate principle.
+	// so they do not also seed a duplicate principle. prov keeps what each
+	// entry's provenance says, for the decay of an entry left unchanged.
 	covered := make([]bool, len(lessons))
+	prov := make([]memProvenance, len(out.Principles))
 	for pi := range out.Principles {
 		p := &out.Principles[pi]
-		pset := memSet(memTokens(p.Text))
-		var matching []int // chronological episode indexes
+		_, pset := toks.get(p.Text)
+		// A lesson recurs word for word week after week: each text is
+		// compared once.
+		similar := make([]int8, len(toks)) // by tid: 0 unknown, 1 similar, -1 not
+		var matching []int                 // chronological episode indexes
 		for li, l := range lessons {
-			if memJaccard(l.set, pset) < thr {
+			if similar[l.tid] == 0 {
+				similar[l.tid] = -1
+				if memJaccard(l.set, pset) >= thr {
+					similar[l.tid] = 1
+				}
+			}
+			if similar[l.tid] < 0 {
 				continue
 			}
 			covered[li] = true
@@ -507,15 +528,17 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 				matching = append(matching, l.ep)
 			}
 		}
-		last := memLastConfirmed(*p)
-		sources := memSources(*p)
+		pv := memProvenanceOf(*p)
+		prov[pi] = pv
+		last := pv.last
+		sources := memSourcesFrom(*p, pv.weeks)
 		// The original project dates a confirmation (last_confirmed,
 		// last_validated) instead of naming the episode: a week that had
 		// ended by then was already counted.
-		seenAt, dated := p.ConfirmedAt()
+		seenAt, dated := pv.at, pv.dated
 		var fresh []int
 		for _, ei := range matching {
-			id := chron[ei].Week()
+			id := weeks[ei]
 			if id == "" || sources[id] || (last != "" && id <= last) || (dated && memWeekEndedBy(chron[ei], seenAt)) {
 				continue
 			}
@@ -530,9 +553,10 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 		if len(fresh) == 0 {
 			continue
 		}
+		prov[pi].changed = true
 		for _, ei := range fresh {
 			p.Confidence = memRound(math.Min(1, p.Confidence+PrincipleConfirmStep))
-			p.RecordConfirmation(chron[ei].Week(), in.Now)
+			p.RecordConfirmation(weeks[ei], in.Now)
 		}
 		res.Confirmed = append(res.Confirmed, memLabel(*p))
 		if p.Kind == "candidate" {
@@ -570,7 +594,7 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 	for _, g := range groups {
 		var epIDs []string
 		for _, li := range g.members {
-			id := chron[lessons[li].ep].Week()
+			id := weeks[lessons[li].ep]
 			if !memContains(epIDs, id) {
 				epIDs = append(epIDs, id)
 			}
@@ -580,7 +604,7 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 			continue
 		}
 		text := lessons[g.members[len(g.members)-1]].text
-		p := shape.entry(state.Principle{ID: nextID(), Text: text, Confidence: PrincipleConfidence,
+		p := shape().entry(state.Principle{ID: nextID(), Text: text, Confidence: PrincipleConfidence,
 			SourceEpisodes: epIDs, Occurrences: len(epIDs), CreatedAt: now, LastConfirmedAt: now, LastConfirmedEp: newest}, 0)
 		out.Principles = append(out.Principles, p)
 		res.Created = append(res.Created, memLabel(p))
@@ -613,17 +637,21 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 				continue
 			}
 			text := memMostFrequent(lessons, c.members)
-			tset := memSet(memTokens(text))
+			_, tset := toks.get(text)
 			exists := false
 			for _, p := range out.Principles {
-				if p.Text == text || memJaccard(tset, memSet(memTokens(p.Text))) >= thr {
+				if p.Text == text {
+					exists = true
+					break
+				}
+				if _, pset := toks.get(p.Text); memJaccard(tset, pset) >= thr {
 					exists = true
 					break
 				}
 			}
 			var epIDs []string
 			for _, li := range c.members {
-				id := chron[lessons[li].ep].Week()
+				id := weeks[lessons[li].ep]
 				if !memContains(epIDs, id) {
 					epIDs = append(epIDs, id)
 				}
@@ -632,7 +660,7 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 			if exists || !recent[newest] {
 				continue
 			}
-			p := shape.entry(state.Principle{ID: nextID(), Text: text, Kind: "candidate",
+			p := shape().entry(state.Principle{ID: nextID(), Text: text, Kind: "candidate",
 				Confidence: CandidateConfidence, SourceEpisodes: epIDs, Occurrences: len(c.members), CreatedAt: now,
 				LastConfirmedAt: now, LastConfirmedEp: newest}, len(c.members))
 			out.Principles = append(out.Principles, p)
@@ -652,6 +680,9 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 			}
 			p.SourceEpisodes = append([]string(nil), p.SourceEpisodes[n-SourceEpisodesCap:]...)
 			res.Trimmed = append(res.Trimmed, memLabel(*p))
+			if i < len(prov) {
+				prov[i].changed = true
+			}
 		}
 	}
 
@@ -662,8 +693,15 @@ func ExtractPrinciples(eps state.Episodes, ps state.Principles, in PrincipleInpu
 		win.start, win.dated = state.ParseTime(chron[max(0, len(chron)-PrincipleDecayWindow)].Start())
 	}
 	kept := out.Principles[:0:0]
-	for _, p := range out.Principles {
-		if win.stale(p) {
+	for i, p := range out.Principles {
+		pv := memProvenance{changed: true}
+		if i < len(prov) {
+			pv = prov[i]
+		}
+		if pv.changed {
+			pv = memProvenanceOf(p)
+		}
+		if win.stale(p, pv) {
 			p.Confidence = memRound(p.Confidence - PrincipleDecayStep)
 			res.Decayed = append(res.Decayed, memLabel(p))
 			if p.Confidence < PrincipleFloor {
@@ -850,16 +888,26 @@ func memCapPrinciples(out *state.Principles, keep int) []string {
 // memChronological orders episodes by their week's start (ties: file
 // order), which is what "most recent" means for lessons and the decay
 // window. An episode that names no week cannot be a principle's source
-// and is left out.
-func memChronological(eps []state.Episode) []state.Episode {
-	out := make([]state.Episode, 0, len(eps))
-	for _, ep := range eps {
-		if ep.Week() != "" {
-			out = append(out, ep)
+// and is left out. weeks holds each one's week (state.Episode.Week).
+func memChronological(eps []state.Episode) (chron []state.Episode, weeks []string) {
+	type dated struct {
+		i           int
+		week, start string
+	}
+	keep := make([]dated, 0, len(eps))
+	for i, ep := range eps {
+		if w := ep.Week(); w != "" {
+			keep = append(keep, dated{i, w, ep.Start()})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Start() < out[j].Start() })
-	return out
+	sort.SliceStable(keep, func(i, j int) bool { return keep[i].start < keep[j].start })
+	chron = make([]state.Episode, 0, len(keep))
+	weeks = make([]string, 0, len(keep))
+	for _, k := range keep {
+		chron = append(chron, eps[k.i])
+		weeks = append(weeks, k.week)
+	}
+	return chron, weeks
 }
 
 // memWindow is the decay window: the PrincipleDecayWindow most recent
@@ -872,22 +920,23 @@ type memWindow struct {
 }
 
 // stale says whether the entry was not confirmed in the window, and so
-// decays. Evidence is the newest week among its sources or, in the
-// original project's shapes, the time of its last confirmation (a manual
-// entry's creation when it has none): a confirmation on or after the
-// window's first day is recent. A manual entry without any evidence is
-// stale, as in the original; any other entry without evidence never
-// decays, since there is no trail to fade. Without any episode nothing
-// decays: a lost or reset episodes file must not erase the principles.
-func (w memWindow) stale(p state.Principle) bool {
+// decays; pv is its provenance (memProvenanceOf). Evidence is the newest
+// week among its sources or, in the original project's shapes, the time of
+// its last confirmation (a manual entry's creation when it has none): a
+// confirmation on or after the window's first day is recent. A manual
+// entry without any evidence is stale, as in the original; any other entry
+// without evidence never decays, since there is no trail to fade. Without
+// any episode nothing decays: a lost or reset episodes file must not erase
+// the principles.
+func (w memWindow) stale(p state.Principle, pv memProvenance) bool {
 	if !w.episodes {
 		return false
 	}
-	last := memLastConfirmed(p)
+	last := pv.last
 	if last != "" && w.recent[last] {
 		return false
 	}
-	at, dated := p.ConfirmedAt()
+	at, dated := pv.at, pv.dated
 	if !dated && p.Manual() {
 		at, dated = state.ParseTime(p.CreatedAt)
 	}
@@ -897,16 +946,35 @@ func (w memWindow) stale(p state.Principle) bool {
 	return last != "" || dated || p.Manual()
 }
 
+// memProvenance is what an entry's fields say of its evidence: its weeks
+// (state.Principle.WeekSources), the newest episode that supports it
+// (memLastConfirmed) and its last dated confirmation
+// (state.Principle.ConfirmedAt). changed marks an entry changed since.
+type memProvenance struct {
+	weeks   []string
+	last    string
+	at      time.Time
+	dated   bool
+	changed bool
+}
+
+func memProvenanceOf(p state.Principle) memProvenance {
+	pv := memProvenance{weeks: p.WeekSources()}
+	pv.last = memLastConfirmedFrom(p, pv.weeks)
+	pv.at, pv.dated = p.ConfirmedAt()
+	return pv
+}
+
 // memWeekEndedBy says whether ep's week was over at t.
 func memWeekEndedBy(ep state.Episode, t time.Time) bool {
 	start, ok := state.ParseTime(ep.Start())
 	return ok && !start.AddDate(0, 0, 7).After(t)
 }
 
-// memSources are the episodes an entry already counts, by canonical id
-// and as written.
-func memSources(p state.Principle) map[string]bool {
-	out := memSet(p.WeekSources())
+// memSourcesFrom are the episodes an entry already counts, by canonical
+// id (weeks, its state.Principle.WeekSources) and as written.
+func memSourcesFrom(p state.Principle, weeks []string) map[string]bool {
+	out := memSet(weeks)
 	for _, s := range p.SourceEpisodes {
 		out[s] = true
 	}
@@ -930,21 +998,62 @@ func memLabel(p state.Principle) string {
 }
 
 // memLessons lists each episode's distinct lessons in chronological order.
-func memLessons(chron []state.Episode) []memLesson {
+func memLessons(chron []state.Episode, toks memTokenCache) []memLesson {
 	var out []memLesson
 	for ei, ep := range chron {
-		seen := map[string]bool{}
+		first := len(out)
+		// An episode holds a handful of lessons, compared with one
+		// another; one holding more is looked up through a set, so a
+		// planted file cannot make this quadratic.
+		var seen map[string]bool
+		if len(ep.Lessons) > 16 {
+			seen = map[string]bool{}
+		}
 		for _, l := range ep.Lessons {
 			l = strings.TrimSpace(l)
-			if l == "" || seen[l] {
+			if l == "" {
 				continue
 			}
-			seen[l] = true
-			toks := memTokens(l)
-			out = append(out, memLesson{ep: ei, text: l, tokens: toks, set: memSet(toks)})
+			if seen != nil {
+				if seen[l] {
+					continue
+				}
+				seen[l] = true
+			} else if slices.ContainsFunc(out[first:], func(x memLesson) bool { return x.text == l }) {
+				continue
+			}
+			tokens, set, tid := toks.get3(l)
+			out = append(out, memLesson{ep: ei, text: l, tid: tid, tokens: tokens, set: set})
 		}
 	}
 	return out
+}
+
+// memTokenCache holds the tokens of the texts one extraction compares, by
+// text, each with a number in the order first seen (tid): the same lesson
+// recurs week after week, and each principle is compared with every
+// lesson. What it returns is shared and only read.
+type memTokenCache map[string]memTokenized
+
+type memTokenized struct {
+	tokens []string
+	set    map[string]bool
+	tid    int
+}
+
+func (c memTokenCache) get(text string) ([]string, map[string]bool) {
+	tokens, set, _ := c.get3(text)
+	return tokens, set
+}
+
+func (c memTokenCache) get3(text string) ([]string, map[string]bool, int) {
+	t, ok := c[text]
+	if !ok {
+		toks := memTokens(text)
+		t = memTokenized{toks, memSet(toks), len(c)}
+		c[text] = t
+	}
+	return t.tokens, t.set, t.tid
 }
 
 // memMostFrequent is the cluster's most frequent lesson text; ties go to
@@ -968,8 +1077,14 @@ func memMostFrequent(lessons []memLesson, members []int) string {
 // canonical id (state.Principle.WeekSources); an entry whose sources name
 // no week falls back on the greatest of them as written.
 func memLastConfirmed(p state.Principle) string {
+	return memLastConfirmedFrom(p, p.WeekSources())
+}
+
+// memLastConfirmedFrom is memLastConfirmed of p, whose WeekSources are
+// weeks.
+func memLastConfirmedFrom(p state.Principle, weeks []string) string {
 	last := ""
-	for _, s := range p.WeekSources() {
+	for _, s := range weeks {
 		if s > last {
 			last = s
 		}
@@ -1017,6 +1132,31 @@ func memNextPrincipleID(ps []state.Principle) func() string {
 	return func() string {
 		n++
 		return fmt.Sprintf(format, n)
+	}
+}
+
+// memLazyNextID is memNextPrincipleID(ps), worked out when the first id
+// is asked for: most extractions create no entry.
+func memLazyNextID(ps []state.Principle) func() string {
+	var next func() string
+	return func() string {
+		if next == nil {
+			next = memNextPrincipleID(ps)
+		}
+		return next()
+	}
+}
+
+// memLazyShape is memFileShape(ps), worked out when the first new entry
+// needs it.
+func memLazyShape(ps []state.Principle) func() memShape {
+	var sh *memShape
+	return func() memShape {
+		if sh == nil {
+			v := memFileShape(ps)
+			sh = &v
+		}
+		return *sh
 	}
 }
 
