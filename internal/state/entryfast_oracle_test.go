@@ -705,7 +705,7 @@ func TestSkipValueMatchesScanValue(t *testing.T) {
 	}
 }
 
-// Load decodes each file it reads in place (decodeFileOwned): every
+// Load decodes each file it reads in place (decodeFileScan, owned): every
 // project of the original's fixtures, and this package's benchmark
 // projects, load and write exactly as when each file's bytes were
 // copied first.

@@ -130,29 +130,49 @@ var checkedDecodeOff bool
 // their bytes, see readEntry) check or copy any part of it again.
 func decodeFile(b []byte, v any) error { return decodeFileIn(b, v, false) }
 
-// decodeFileOwned is decodeFile for b that the caller hands over: b is
-// its own, just read from the file, and neither it nor anything else
-// changes it once handed (it may still read it): the document is then
-// decoded in place, without its copy (which cost as much as reading
-// the file).
-func decodeFileOwned(b []byte, v any) error { return decodeFileIn(b, v, true) }
-
+// decodeFileIn is decodeFile; owned says that the caller hands b over:
+// b is its own, just read from the file, and neither it nor anything
+// else changes it once handed (it may still read it): the document is
+// then decoded in place, without its copy (which cost as much as
+// reading the file).
 func decodeFileIn(b []byte, v any, owned bool) error {
+	_, _, err := decodeFileScan(b, v, owned, false)
+	return err
+}
+
+// decodeFileScan is decodeFileIn; with dups, it also says, when scanned,
+// whether the document may name a key twice in one object
+// (hasDuplicateKeys's answer), found by the walk that checked it.
+func decodeFileScan(b []byte, v any, owned, dups bool) (scanned, dup bool, err error) {
 	if cd, ok := v.(checkedDecoder); ok && !checkedDecodeOff {
-		start := skipSpace(b, 0)
-		if end, ok := scanValue(b, start, 0); ok && skipSpace(b, end) == len(b) {
+		var start, end int
+		if dups && !scanDocumentOff {
+			start, end, ok, dup = scanDocument(b)
+		} else {
+			start = skipSpace(b, 0)
+			end, ok = scanValue(b, start, 0)
+			ok = ok && skipSpace(b, end) == len(b)
+			if ok && dups {
+				dup = hasDuplicateKeys(b)
+			}
+		}
+		if ok {
 			doc := b[start:end:end]
 			if !owned || ownedCopyOn {
 				doc = bytes.Clone(doc)
 			}
-			return cd.unmarshalChecked(doc)
+			return true, dup, cd.unmarshalChecked(doc)
 		}
 	}
-	return decodeDocument(b, v)
+	return false, false, decodeDocument(b, v)
 }
 
+// scanDocumentOff, set by the tests, checks a document and looks for its
+// duplicated keys in two walks: what scanDocument replaced.
+var scanDocumentOff bool
+
 // ownedCopyOn, set by the tests, copies a document handed over as well:
-// what decodeFileOwned replaced.
+// what decoding an owned document in place replaced.
 var ownedCopyOn bool
 
 // unmarshalKeepChecked is unmarshalKeep for b, a JSON value inside a

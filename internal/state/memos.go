@@ -136,7 +136,7 @@ func (m Memos) MarshalJSON() ([]byte, error) {
 type memosEncoded struct {
 	SchemaVersion    string             `json:"schema_version,omitempty"`
 	ScoreAdjustments map[string]float64 `json:"score_adjustments"`
-	Interventions    []json.RawMessage  `json:"interventions"`
+	Interventions    indentedRawList    `json:"interventions"`
 	History          []Memo             `json:"history"`
 	LastMemo         json.RawMessage    `json:"last_memo"`
 }

@@ -411,29 +411,42 @@ func (l *ivLayout) appendIndentedAt(out []byte, d int) []byte {
 // written: as read when it did not change, else its encoding indented
 // as an entry of memos.json is, so that encodeSpliced copies it instead
 // of indenting it again (an entry left to the generic encoder is its
-// compact encoding, which encodeSpliced indents). ok is false when an
-// entry does not encode: the list is then left to the encoder of its
-// entries, for its error.
-func encodedInterventions(list []Intervention) ([]json.RawMessage, bool) {
+// compact encoding, which encodeSpliced indents). Those written here are
+// marked with their blanks (see indentedRawList), so that encodeSpliced
+// does not check them again. ok is false when an entry does not encode:
+// the list is then left to the encoder of its entries, for its error.
+func encodedInterventions(list []Intervention) (indentedRawList, bool) {
 	if interventionFastOff || 2*(ivEntryDepth+1) > len(indentSpaces) || ivEntryDepth+1 > maxIndentDepth {
-		return nil, false
+		return indentedRawList{}, false
 	}
 	out := make([]json.RawMessage, len(list))
+	ws := make([]int32, len(list))
 	var ends []int
 	var buf []byte
 	l := new(ivLayout)
 	for i := range list {
 		l.kept, l.n = nil, 0
+		ws[i] = -1
 		switch {
 		case !list[i].layout(l):
 			b, err := list[i].MarshalJSON()
 			if err != nil || len(b) == 0 {
-				return nil, false
+				return indentedRawList{}, false
 			}
 			out[i] = b
 		case l.kept != nil:
 			out[i] = l.kept
 		default:
+			if l.scalars() {
+				// Every value a token without blanks: the object's
+				// blanks are the indentation's, a line per member with a
+				// space after its colon, and the line of its '}'.
+				if l.n > 0 {
+					ws[i] = int32(l.n*(2+2*(ivEntryDepth+1)) + 1 + 2*ivEntryDepth)
+				} else {
+					ws[i] = 0
+				}
+			}
 			if buf == nil {
 				// Room for every entry at once, each taken to be the
 				// size of the first written.
@@ -452,7 +465,18 @@ func encodedInterventions(list []Intervention) ([]json.RawMessage, bool) {
 			at = ends[i]
 		}
 	}
-	return out, true
+	return indentedRawList{list: out, ws: ws, at: ivEntryDepth}, true
+}
+
+// scalars says whether every member value of l is a string, a number or
+// a literal: a token with no blank outside its quotes.
+func (l *ivLayout) scalars() bool {
+	for _, m := range l.members[:l.n] {
+		if len(m.val) == 0 || m.val[0] == '{' || m.val[0] == '[' || isBlank(m.val[0]) || isBlank(m.val[len(m.val)-1]) {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeFast is decode(b, true) for the interventions every project

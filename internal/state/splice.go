@@ -150,8 +150,26 @@ func (w *indentWriter) appendField(f *encField, fv reflect.Value, d int) bool {
 	case encEntries:
 		return w.appendEntries(fv, d)
 	case encGeneric:
-		if fv.Type() == rawListType {
-			return w.appendRawList(fv, d)
+		switch fv.Type() {
+		case rawListType:
+			if fv.IsNil() {
+				w.out = append(w.out, "null"...)
+				return true
+			}
+			return w.appendRawList(fv.Interface().([]json.RawMessage), nil, d)
+		case indentedRawListType:
+			l := fv.Interface().(indentedRawList)
+			if l.list == nil {
+				w.out = append(w.out, "null"...)
+				return true
+			}
+			ws := l.ws
+			if l.at != d+1 || len(ws) != len(l.list) || indentedRawListOff {
+				// Indented for another depth than its elements sit at:
+				// each is checked.
+				ws = nil
+			}
+			return w.appendRawList(l.list, ws, d)
 		}
 	}
 	b, err := marshalNoEscape(fv.Interface())
@@ -214,22 +232,46 @@ func (w *indentWriter) appendEntries(fv reflect.Value, d int) bool {
 
 var rawListType = reflect.TypeFor[[]json.RawMessage]()
 
-// appendRawList writes fv, a []json.RawMessage (a lens's evidence, kept
-// as read), whose '[' is at depth d, as encoding/json writes it — null
-// for a nil list or element, each element compacted — then indented: an
-// element already its own indentation (as read from a file ooda wrote)
-// is copied. An element the package's scanner does not take is left to
-// encoding/json, for its error.
-func (w *indentWriter) appendRawList(fv reflect.Value, d int) bool {
-	if fv.IsNil() {
-		w.out = append(w.out, "null"...)
-		return true
-	}
-	list := fv.Interface().([]json.RawMessage)
+// indentedRawList is a list written as a []json.RawMessage is, some of
+// whose elements the program has just written itself indented at depth
+// at, as indentCounting indents them there: ws[i] is the number of blanks
+// element i holds when it is one of those, -1 when it is not (bytes as
+// read from a file, an encoding left compact), which appendRawList then
+// checks. memos.json's interventions are written so.
+type indentedRawList struct {
+	list []json.RawMessage
+	ws   []int32
+	at   int
+}
+
+// MarshalJSON is the list's encoding, as a []json.RawMessage's.
+func (l indentedRawList) MarshalJSON() ([]byte, error) { return json.Marshal(l.list) }
+
+var indentedRawListType = reflect.TypeFor[indentedRawList]()
+
+// indentedRawListOff, set by the tests, checks every element of an
+// indentedRawList: what its blank counts spare.
+var indentedRawListOff bool
+
+// appendRawList writes list, a []json.RawMessage (a lens's evidence, kept
+// as read) that is not nil, whose '[' is at depth d, as encoding/json
+// writes it — null for a nil element, each element compacted — then
+// indented: an element already its own indentation (as read from a file
+// ooda wrote) is copied. An element the package's scanner does not take
+// is left to encoding/json, for its error. An element i with ws[i] >= 0
+// (ws may be nil) is one the program wrote itself, indented at d+1, with
+// ws[i] blanks: copied without a check.
+func (w *indentWriter) appendRawList(list []json.RawMessage, ws []int32, d int) bool {
 	if len(list) == 0 {
 		w.out = append(w.out, "[]"...)
 		return true
 	}
+	// Room for the list at once: its elements, each on a line of its own.
+	n := 2*d + 4
+	for _, el := range list {
+		n += len(el) + 2*d + 4
+	}
+	w.out = slices.Grow(w.out, n)
 	w.out = append(w.out, '[')
 	for i, el := range list {
 		if i > 0 {
@@ -238,6 +280,11 @@ func (w *indentWriter) appendRawList(fv reflect.Value, d int) bool {
 		w.newline(d + 1)
 		if el == nil {
 			w.out = append(w.out, "null"...)
+			continue
+		}
+		if ws != nil && ws[i] >= 0 {
+			w.out = append(w.out, el...)
+			w.ws += int(ws[i])
 			continue
 		}
 		start := skipSpace(el, 0)

@@ -267,7 +267,8 @@ func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err e
 	// that fails half-way never leaves half of its values behind.
 	fresh := reflect.New(reflect.TypeOf(v).Elem())
 	// b is this read's own (readFile makes it), and only read below.
-	if err := decodeFileOwned(b, fresh.Interface()); err != nil {
+	scanned, dup, err := decodeFileScan(b, fresh.Interface(), true, warns != nil)
+	if err != nil {
 		return false, err
 	}
 	reflect.ValueOf(v).Elem().Set(fresh.Elem())
@@ -284,7 +285,14 @@ func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err e
 		for _, w := range dws {
 			*warns = append(*warns, s.display(p)+": "+w)
 		}
-		*warns = append(*warns, duplicateKeyWarnings(s.display(p), b)...)
+		switch {
+		case !scanned:
+			*warns = append(*warns, duplicateKeyWarnings(s.display(p), b)...)
+		case dup:
+			// The walk that checked the document found a key that may
+			// be repeated: the precise walk names it, or finds none.
+			*warns = append(*warns, duplicateKeyWalk(s.display(p), b)...)
+		}
 	}
 	return true, nil
 }

@@ -1,0 +1,128 @@
+package state
+
+import "bytes"
+
+// dupScan is the state of scanDocument: the keys of every open object,
+// innermost last, and whether some object may name a key twice.
+type dupScan struct {
+	keys [][]byte
+	dup  bool
+}
+
+// scanDocument is scanValue(b, skipSpace(b, 0), 0) followed by the check
+// that only blanks follow, and hasDuplicateKeys(b) in the same walk: a
+// state file read at every cycle is walked once for both instead of
+// twice. ok is scanValue's verdict on the whole document; dup, meaningful
+// only when ok, is hasDuplicateKeys's answer (keys compared as written, a
+// key holding an escape counting as a possible duplicate for the precise
+// walk to decide).
+func scanDocument(b []byte) (start, end int, ok, dup bool) {
+	start = skipSpace(b, 0)
+	var s dupScan
+	end, ok = s.value(b, start, 0)
+	if !ok || skipSpace(b, end) != len(b) {
+		return start, 0, false, false
+	}
+	return start, end, true, s.dup
+}
+
+// value is scanValue, recording the keys of the objects it meets.
+func (s *dupScan) value(b []byte, i, depth int) (int, bool) {
+	if i < len(b) && (b[i] == '{' || b[i] == '[') {
+		return s.container(b, i, depth+1)
+	}
+	return scanValue(b, i, depth)
+}
+
+// dupScanSet is how many keys an object holds before they go to a set:
+// past a few dozen keys a set beats the linear scan.
+const dupScanSet = 32
+
+// container is scanContainer without its callback, recording keys.
+func (s *dupScan) container(b []byte, i, depth int) (int, bool) {
+	if depth > maxScanDepth {
+		return 0, false
+	}
+	obj := b[i] == '{'
+	closing := byte(']')
+	if obj {
+		closing = '}'
+	}
+	base := len(s.keys)
+	defer func() { s.keys = s.keys[:base] }()
+	var set map[string]struct{}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == closing {
+		return i + 1, true
+	}
+	for {
+		if obj {
+			if i >= len(b) || b[i] != '"' {
+				return 0, false
+			}
+			end, plain, ok := scanString(b, i)
+			if !ok {
+				return 0, false
+			}
+			if !s.dup {
+				s.record(b[i+1:end-1], plain, base, &set)
+			}
+			i = skipSpace(b, end)
+			if i >= len(b) || b[i] != ':' {
+				return 0, false
+			}
+			i = skipSpace(b, i+1)
+		}
+		end, ok := s.value(b, i, depth)
+		if !ok {
+			return 0, false
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return 0, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case closing:
+			return i + 1, true
+		default:
+			return 0, false
+		}
+	}
+}
+
+// record adds key (its content, between the quotes) to the object whose
+// keys start at base in s.keys, or to its set once it has one, and marks
+// a possible duplicate.
+func (s *dupScan) record(key []byte, plain bool, base int, set *map[string]struct{}) {
+	// scanString's plain is false for an escape or a byte outside ASCII;
+	// only an escape can make two keys written differently equal.
+	if !plain && bytes.IndexByte(key, '\\') >= 0 {
+		s.dup = true
+		return
+	}
+	if *set != nil {
+		if _, dup := (*set)[string(key)]; dup {
+			s.dup = true
+			return
+		}
+		(*set)[bytesKey(key)] = struct{}{}
+		return
+	}
+	for _, k := range s.keys[base:] {
+		if bytes.Equal(k, key) {
+			s.dup = true
+			return
+		}
+	}
+	s.keys = append(s.keys, key)
+	if n := len(s.keys) - base; n > dupScanSet {
+		m := make(map[string]struct{}, 2*n)
+		for _, k := range s.keys[base:] {
+			m[bytesKey(k)] = struct{}{}
+		}
+		s.keys = s.keys[:base]
+		*set = m
+	}
+}
