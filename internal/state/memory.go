@@ -119,6 +119,19 @@ var weekPattern = regexp.MustCompile(`^(?i:EP-)?([0-9]{4})-[Ww]([0-9]{1,2})$`)
 // returns it as an episode id, "EP-2026-W15"; ok is false when s names no
 // week of its year.
 func CanonicalWeek(s string) (string, bool) {
+	// The spelling ooda writes, read without the pattern: principle
+	// extraction asks for every episode's and every source's week each
+	// cycle.
+	if len(s) == 11 && s[:3] == "EP-" && s[7:9] == "-W" {
+		if y, ok := digits(s[3:7]); ok {
+			if w, ok := digits(s[9:11]); ok {
+				if w < 1 || w > isoWeeksIn(y) {
+					return "", false
+				}
+				return s, true
+			}
+		}
+	}
 	m := weekPattern.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return "", false
@@ -129,6 +142,19 @@ func CanonicalWeek(s string) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("EP-%04d-W%02d", y, w), true
+}
+
+// digits reads s, made of ASCII digits only, as a number.
+func digits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // WeekMonday is the Monday (UTC) that starts the ISO week s names

@@ -3,7 +3,9 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -259,6 +261,46 @@ func TestCompatMemory_OriginalFixtureRoundTrip(t *testing.T) {
 	for i := range want {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Errorf("episode %d rewritten:\nwant %s\ngot  %s", i, want[i], got[i])
+		}
+	}
+}
+
+// canonicalWeekByPattern is CanonicalWeek as the pattern alone reads a
+// week: the oracle of its fast path for the spelling ooda writes.
+func canonicalWeekByPattern(s string) (string, bool) {
+	m := weekPattern.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return "", false
+	}
+	y, _ := strconv.Atoi(m[1])
+	w, _ := strconv.Atoi(m[2])
+	if w < 1 || w > isoWeeksIn(y) {
+		return "", false
+	}
+	return fmt.Sprintf("EP-%04d-W%02d", y, w), true
+}
+
+// CanonicalWeek reads every week id as the pattern does: each year's
+// weeks 0 to 99 (53 only in a long year), in every spelling the pattern
+// takes or nearly takes.
+func TestCanonicalWeekSameAsThePattern(t *testing.T) {
+	for _, y := range []int{0, 1, 1999, 2004, 2015, 2020, 2021, 2026, 9999} {
+		for w := 0; w < 100; w++ {
+			for _, f := range []string{"EP-%04d-W%02d", "ep-%04d-w%02d", "EP-%04d-W%d", "%04d-W%02d", " EP-%04d-W%02d", "EP-%04d-W%02d ", "EP-%04d_W%02d", "EP-%04d-W%02dx", "EP-%04d-W-%d"} {
+				s := fmt.Sprintf(f, y, w)
+				gc, gok := CanonicalWeek(s)
+				wc, wok := canonicalWeekByPattern(s)
+				if gc != wc || gok != wok {
+					t.Errorf("CanonicalWeek(%q) = %q, %v; the pattern reads %q, %v", s, gc, gok, wc, wok)
+				}
+			}
+		}
+	}
+	for _, s := range []string{"", "EP-20x6-W15", "EP-2026-W1x", "EP-２０２６-W15", "EP-2026-W١٥", "EP-+026-W15", "EP-2026-W-1"} {
+		gc, gok := CanonicalWeek(s)
+		wc, wok := canonicalWeekByPattern(s)
+		if gc != wc || gok != wok {
+			t.Errorf("CanonicalWeek(%q) = %q, %v; the pattern reads %q, %v", s, gc, gok, wc, wok)
 		}
 	}
 }

@@ -21,6 +21,11 @@ func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 // ParseTime accepts the timestamp shapes found in the wild (RFC 3339 with or
 // without fractional seconds or offset, and a bare date).
 func ParseTime(s string) (time.Time, bool) {
+	if s == "" {
+		// No layout takes it; each failed time.Parse would allocate its
+		// error.
+		return time.Time{}, false
+	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.UTC(), true
