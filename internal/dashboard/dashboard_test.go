@@ -631,3 +631,36 @@ func TestNoExternalURL(t *testing.T) {
 		}
 	}
 }
+
+// A known secret in a goal's title or a skill's name — text the history
+// plots draw and cut to a legend's width — is masked on the page and in
+// the self-contained file (safetext.Text masks before it is cut), whole
+// or cut.
+func TestPlotLegendsMaskSecrets(t *testing.T) {
+	const tok = "ghp_plotLegendToken0123456789"
+	secret.Register(tok)
+	dir := demo(t, "", "demo")
+	write(t, dir, "agent/state/evolve/goals.json", `{"schema_version": "1.0.0", "goals": [
+  {"id": "G1", "title": "`+tok+`", "status": "active", "progress": 0.4}]}
+`)
+	logPath := filepath.Join(dir, "agent/state/evolve/cycle_log.jsonl")
+	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, `{"cycle_id":7,"timestamp":"2026-01-06T09:00:00Z","domain":"backlog","skill":"%s","result":"success","result_type":"observe","quality_multiplier":0.1,"skill_seconds":0.5}`+"\n", tok)
+	f.Close()
+	page := get(t, serve(t, dir).URL+"/").body
+	var file bytes.Buffer
+	if _, err := dashboard.WriteHTML(&file, dir, "", time.Date(2026, 1, 6, 10, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"the page": page, "the file": file.String()} {
+		if !strings.Contains(body, `data-goal="G1"`) || !strings.Contains(body, `data-skill="***"`) {
+			t.Errorf("%s lacks the goal's or the masked skill's points", name)
+		}
+		if strings.Contains(body, tok[:12]) {
+			t.Errorf("%s holds the token, or its start:\n%s", name, body)
+		}
+	}
+}
