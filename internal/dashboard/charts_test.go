@@ -969,3 +969,42 @@ func TestCorruptHistoryFilesAreNamed(t *testing.T) {
 		t.Errorf("the confidence plot draws %d cycles of the log beside the corrupt files, want 6", n)
 	}
 }
+
+// A domain directory a skill filled with more files than the version
+// reads still moves the version when a file is added to it, and the
+// evolve files are still followed.
+func TestVersionOfAFullDirectory(t *testing.T) {
+	dir := demo(t, "", "demo")
+	full := filepath.Join(dir, "agent", "state", "backlog")
+	if err := os.MkdirAll(full, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5000 {
+		if err := os.WriteFile(filepath.Join(full, fmt.Sprintf("f%05d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := serve(t, dir)
+	v1 := version(t, srv.URL+"/api/version")
+	if v := version(t, srv.URL+"/api/version"); v != v1 {
+		t.Fatalf("the version moved with nothing changed: %s, then %s", v1, v)
+	}
+	// The directory's time moves in the file system's resolution: make
+	// the change visible whatever it is.
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(full, old, old); err != nil {
+		t.Fatal(err)
+	}
+	v2 := version(t, srv.URL+"/api/version")
+	if err := os.WriteFile(filepath.Join(full, "zz-new"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if v3 := version(t, srv.URL+"/api/version"); v3 == v2 {
+		t.Errorf("a file added to a directory past the bound did not move the version")
+	}
+	v4 := version(t, srv.URL+"/api/version")
+	write(t, dir, "agent/state/evolve/goals.json", `{"schema_version": "1.0.0", "goals": []}`+"\n")
+	if v5 := version(t, srv.URL+"/api/version"); v5 == v4 {
+		t.Errorf("a write to goals.json did not move the version")
+	}
+}

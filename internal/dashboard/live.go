@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/config"
@@ -66,14 +67,33 @@ func (p Project) version() string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-// walkState adds every entry of dir, and of its directories down to
-// versionDepth, in name order, without following a symlink.
+// maxVersionEntries bounds the entries of one directory the version
+// reads: a skill may fill its domain's directory with any number of
+// files, and the page asks for the version every two seconds. Past the
+// bound the directory's own size and time stand for the rest.
+const maxVersionEntries = 4096
+
+// walkState adds the entries of dir (at most maxVersionEntries, in the
+// directory's order, then sorted), and of its directories down to
+// versionDepth, without following a symlink.
 func walkState(dir string, depth int, add func(string, fs.FileInfo, error)) {
-	entries, err := os.ReadDir(dir)
+	d, err := os.Open(dir)
 	if err != nil {
 		add(dir, nil, err)
 		return
 	}
+	entries, err := d.ReadDir(maxVersionEntries + 1)
+	if len(entries) > maxVersionEntries {
+		entries = entries[:maxVersionEntries]
+		fi, serr := d.Stat()
+		add(dir+"\x00more", fi, serr)
+	}
+	d.Close()
+	if err != nil && err != io.EOF {
+		add(dir, nil, err)
+		return
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
 		fi, err := e.Info()
