@@ -70,7 +70,8 @@ func (p Project) version() string {
 // maxVersionEntries bounds the entries of one directory the version
 // reads: a skill may fill its domain's directory with any number of
 // files, and the page asks for the version every two seconds. Past the
-// bound the directory's own size and time stand for the rest.
+// bound the directory's own size and time, which its parent's listing
+// adds, stand for the rest.
 const maxVersionEntries = 4096
 
 // walkState adds the entries of dir (at most maxVersionEntries, in the
@@ -82,12 +83,7 @@ func walkState(dir string, depth int, add func(string, fs.FileInfo, error)) {
 		add(dir, nil, err)
 		return
 	}
-	entries, err := d.ReadDir(maxVersionEntries + 1)
-	if len(entries) > maxVersionEntries {
-		entries = entries[:maxVersionEntries]
-		fi, serr := d.Stat()
-		add(dir+"\x00more", fi, serr)
-	}
+	entries, err := d.ReadDir(maxVersionEntries)
 	d.Close()
 	if err != nil && err != io.EOF {
 		add(dir, nil, err)
