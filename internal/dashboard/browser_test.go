@@ -245,27 +245,7 @@ func (tb *tab) domCharts() map[string]domChart {
 func expectedPoints(t *testing.T, dir, url string) map[string]int {
 	t.Helper()
 	lines := logLines(t, dir)
-	var st struct {
-		DecisionLog []struct {
-			SelectedDomain string             `json:"selected_domain"`
-			Scores         map[string]float64 `json:"scores"`
-		} `json:"decision_log"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "agent/state/evolve/state.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
-	others := 0
-	for _, e := range st.DecisionLog {
-		for d := range e.Scores {
-			if d != e.SelectedDomain {
-				others++
-			}
-		}
-	}
+	others := otherScoredDomains(t, dir)
 	days, dayTypes := map[string]bool{}, map[string]bool{}
 	for _, l := range lines {
 		day := l["timestamp"].(string)[:10]

@@ -128,28 +128,7 @@ func TestPlotPointsCountTheCycles(t *testing.T) {
 
 	// Score: the selected domain of each cycle, filled, at its score; the
 	// other domains of the decision log's score tables, hollow.
-	var st struct {
-		DecisionLog []struct {
-			Cycle          int                `json:"cycle"`
-			SelectedDomain string             `json:"selected_domain"`
-			Scores         map[string]float64 `json:"scores"`
-		} `json:"decision_log"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "agent/state/evolve/state.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
-	others := 0
-	for _, e := range st.DecisionLog {
-		for d := range e.Scores {
-			if d != e.SelectedDomain {
-				others++
-			}
-		}
-	}
+	others := otherScoredDomains(t, dir)
 	if others == 0 {
 		t.Fatal("the demo's decision log has no other domain's score: the hollow points are not tested")
 	}
@@ -1007,4 +986,33 @@ func TestVersionOfAFullDirectory(t *testing.T) {
 	if v5 := version(t, srv.URL+"/api/version"); v5 == v4 {
 		t.Errorf("a write to goals.json did not move the version")
 	}
+}
+
+// otherScoredDomains counts the domains the decision log's score tables
+// hold besides each cycle's selected one: the hollow points of the score
+// plot.
+func otherScoredDomains(t *testing.T, dir string) int {
+	t.Helper()
+	var st struct {
+		DecisionLog []struct {
+			SelectedDomain string             `json:"selected_domain"`
+			Scores         map[string]float64 `json:"scores"`
+		} `json:"decision_log"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "agent/state/evolve/state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	others := 0
+	for _, e := range st.DecisionLog {
+		for d := range e.Scores {
+			if d != e.SelectedDomain {
+				others++
+			}
+		}
+	}
+	return others
 }
