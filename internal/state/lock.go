@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ooda-loop/ooda/internal/perfstat"
 	"github.com/ooda-loop/ooda/internal/proc"
 	"github.com/ooda-loop/ooda/internal/secret"
 )
@@ -114,7 +113,42 @@ func (l *Lock) update(fn func(*LockInfo)) error {
 	}
 	fn(&l.info)
 	b, _ := json.Marshal(l.info)
-	return writeAtomicIn(l.dir, l.name, l.path, secret.RedactBytes(b), 0o644)
+	return replaceIn(l.dir, l.name, l.path, secret.RedactBytes(b), 0o644)
+}
+
+// replaceIn replaces name in dir with data atomically — a temporary file
+// renamed over it, so a reader sees the old record or the new one — but
+// syncs nothing. A lock is only ever read while the system that wrote it
+// is up, where the page cache holds it whatever kills its holder; after a
+// power loss no holder survives, and a lock left empty or missing is
+// recovered as surely as a full one (an unreadable lock is stale after
+// five seconds). Its fsyncs (three per cycle) bought no guarantee.
+func replaceIn(dir *os.Root, name, display string, data []byte, perm os.FileMode) (err error) {
+	var f *os.File
+	var tmp string
+	for i := 0; ; i++ {
+		tmp = tempName(name)
+		f, err = dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i >= 100 {
+			return fmt.Errorf("write %s: %w", display, fsErr("create", display, err))
+		}
+	}
+	_, werr := f.Write(data)
+	merr := f.Chmod(perm)
+	cerr := f.Close()
+	if err = errors.Join(werr, merr, cerr); err == nil {
+		if err = dir.Rename(tmp, name); err != nil {
+			err = fsErr("rename", display, err)
+		}
+	}
+	if err != nil {
+		_ = dir.Remove(tmp)
+		return fmt.Errorf("write %s: %w", display, err)
+	}
+	return nil
 }
 
 // Release removes the lock file if it is still ours. It is safe to call
@@ -226,13 +260,12 @@ func acquireIn(dir *os.Root, name, path string, now time.Time, timeout time.Dura
 		// name is an existing lock, judged below, never written through.
 		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
+			// Not synced: see replaceIn.
 			_, werr := f.Write(data)
-			perfstat.FileSync()
-			serr := f.Sync()
 			cerr := f.Close()
-			if werr != nil || serr != nil || cerr != nil {
+			if werr != nil || cerr != nil {
 				_ = dir.Remove(name)
-				return nil, nil, fmt.Errorf("lock: write %s: %v", path, errors.Join(werr, serr, cerr))
+				return nil, nil, fmt.Errorf("lock: write %s: %v", path, errors.Join(werr, cerr))
 			}
 			return &Lock{path: path, dir: dir, name: name, info: info}, stale, nil
 		}
