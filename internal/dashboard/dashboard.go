@@ -15,6 +15,7 @@
 package dashboard
 
 import (
+	"bytes"
 	"embed"
 	"errors"
 	"fmt"
@@ -25,9 +26,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ooda-loop/ooda/internal/clock"
 	"github.com/ooda-loop/ooda/internal/config"
@@ -105,7 +103,7 @@ type server struct {
 	byLength []Project
 	many     bool
 	now      func() time.Time
-	metrics  http.Handler
+	metrics  *metrics.Collector
 	page     *template.Template
 	list     *template.Template
 }
@@ -126,19 +124,17 @@ func New(o Options) (http.Handler, error) {
 	s.byLength = slices.Clone(s.projects)
 	slices.SortStableFunc(s.byLength, func(a, b Project) int { return len(b.Name) - len(a.Name) })
 
-	var reg *prometheus.Registry
 	if o.Many {
 		mps := make([]metrics.Project, len(s.projects))
 		for i, p := range s.projects {
 			mps[i] = metrics.Project{Name: p.Name, Dir: p.Dir}
 		}
-		r, err := metrics.Registry(mps, now)
+		c, err := metrics.NewManyCollector(mps, now)
 		if err != nil {
 			return nil, err
 		}
-		reg = r
+		s.metrics = c
 	} else {
-		reg = prometheus.NewRegistry()
 		p := s.projects[0]
 		mp := metrics.Project{Dir: p.Dir}
 		if p.ConfigPath != "" && filepath.Clean(p.ConfigPath) != filepath.Join(p.Dir, metrics.ConfigFile) {
@@ -150,13 +146,8 @@ func New(o Options) (http.Handler, error) {
 			}
 			mp.Config = cfg
 		}
-		if err := reg.Register(metrics.NewCollector(mp, now)); err != nil {
-			return nil, err
-		}
+		s.metrics = metrics.NewCollector(mp, now)
 	}
-	// What could be gathered is served even when part of it could not,
-	// as `ooda status --metrics` prints it.
-	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 
 	var err error
 	if s.page, err = template.New("page.html").Funcs(funcs).ParseFS(assets, "assets/page.html"); err != nil {
@@ -166,6 +157,19 @@ func New(o Options) (http.Handler, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// serveMetrics answers /metrics with the projects read afresh. What could
+// be read is served even when part of it could not, as `ooda status
+// --metrics` prints it; only an error with nothing to show is a 500.
+func (s *server) serveMetrics(w http.ResponseWriter) {
+	var b bytes.Buffer
+	if err := s.metrics.Write(&b); err != nil && b.Len() == 0 {
+		http.Error(w, "500 the metrics could not be read: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", metrics.ContentType)
+	w.Write(b.Bytes())
 }
 
 // setHeaders sets the headers every response carries, an error's too.
@@ -191,7 +195,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.styleSheet(w)
 		return
 	case path == "/metrics":
-		s.metrics.ServeHTTP(w, r)
+		s.serveMetrics(w)
 		return
 	case path == liveScriptPath:
 		s.liveScript(w)

@@ -1,6 +1,25 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+// valueType is how a family's samples are typed in the exposition's TYPE
+// line.
+type valueType int
+
+const (
+	untyped valueType = iota
+	gauge
+	counter
+)
+
+// String is the type's name on a TYPE line.
+func (t valueType) String() string {
+	switch t {
+	case gauge:
+		return "gauge"
+	case counter:
+		return "counter"
+	}
+	return "untyped"
+}
 
 // metric is one series family: its name, help text, type and labels. The
 // catalog below is the only place a family is defined; docs/dashboard.md
@@ -8,9 +27,8 @@ import "github.com/prometheus/client_golang/prometheus"
 type metric struct {
 	name   string
 	help   string
-	typ    prometheus.ValueType
+	typ    valueType
 	labels []string
-	desc   *prometheus.Desc
 	// buckets are a histogram's upper bounds; nil for a gauge or counter.
 	buckets []float64
 }
@@ -18,8 +36,8 @@ type metric struct {
 // catalog holds every family in the order docs/dashboard.md lists them.
 var catalog []*metric
 
-func define(name string, typ prometheus.ValueType, help string, labels ...string) *metric {
-	m := &metric{name: name, help: help, typ: typ, labels: labels, desc: prometheus.NewDesc(name, help, labels, nil)}
+func define(name string, typ valueType, help string, labels ...string) *metric {
+	m := &metric{name: name, help: help, typ: typ, labels: labels}
 	catalog = append(catalog, m)
 	return m
 }
@@ -27,7 +45,7 @@ func define(name string, typ prometheus.ValueType, help string, labels ...string
 // defineHistogram defines a histogram family with the given bucket
 // bounds (its typ is unused).
 func defineHistogram(name, help string, buckets []float64, labels ...string) *metric {
-	m := define(name, prometheus.UntypedValue, help, labels...)
+	m := define(name, untyped, help, labels...)
 	m.buckets = buckets
 	return m
 }
@@ -35,11 +53,6 @@ func defineHistogram(name, help string, buckets []float64, labels ...string) *me
 // skillBuckets span a built-in check's milliseconds to a coding agent's
 // hour, so that both ends of what a skill may be show in the histogram.
 var skillBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600}
-
-const (
-	gauge   = prometheus.GaugeValue
-	counter = prometheus.CounterValue
-)
 
 // The families. A help text says what the value is and where it comes
 // from, so that a reader of the exposition alone can tell.

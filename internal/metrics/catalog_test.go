@@ -1,13 +1,12 @@
 package metrics
 
 import (
+	"math"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // docs/dashboard.md lists every family, in the catalog's order, with its
@@ -31,7 +30,7 @@ func TestDocsListEveryMetric(t *testing.T) {
 		switch {
 		case m.buckets != nil:
 			typ = "histogram"
-		case m.typ == prometheus.CounterValue:
+		case m.typ == counter:
 			typ = "counter"
 		}
 		labels := "—"
@@ -51,10 +50,45 @@ func TestDocsListEveryMetric(t *testing.T) {
 }
 
 // Every family is named by the conventions: the ooda_ prefix, a counter
-// ending in _total and a gauge not, no two of one name.
+// ending in _total and a gauge not, no two of one name. The names are
+// legacy Prometheus names, which the exposition writes as they are (a
+// name outside them would have to be quoted); no label is the project
+// label a many-projects exposition adds, nor a histogram's le, nor
+// reserved; no name is a histogram's series; bucket bounds increase.
 func TestCatalogNames(t *testing.T) {
+	metricName := regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+	labelName := regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 	seen := map[string]bool{}
 	for _, m := range catalog {
+		seen[m.name] = true
+	}
+	for _, m := range catalog {
+		if m.buckets == nil {
+			continue
+		}
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			if seen[m.name+suffix] {
+				t.Errorf("%s%s is a family and a series of the histogram %s", m.name, suffix, m.name)
+			}
+		}
+		for i, b := range m.buckets {
+			if math.IsNaN(b) || i > 0 && !(b > m.buckets[i-1]) {
+				t.Errorf("%s: bucket bounds %v do not increase", m.name, m.buckets)
+			}
+		}
+	}
+	seen = map[string]bool{}
+	for _, m := range catalog {
+		if !metricName.MatchString(m.name) {
+			t.Errorf("%q is not a legacy metric name", m.name)
+		}
+		labels := map[string]bool{}
+		for _, l := range m.labels {
+			if !labelName.MatchString(l) || strings.HasPrefix(l, "__") || l == ProjectLabel || l == "le" || labels[l] {
+				t.Errorf("%s: label %q is not a legacy label name of its own", m.name, l)
+			}
+			labels[l] = true
+		}
 		if seen[m.name] {
 			t.Errorf("%s is defined twice", m.name)
 		}
@@ -62,7 +96,7 @@ func TestCatalogNames(t *testing.T) {
 		if !strings.HasPrefix(m.name, "ooda_") {
 			t.Errorf("%s lacks the ooda_ prefix", m.name)
 		}
-		if total := strings.HasSuffix(m.name, "_total"); total != (m.typ == prometheus.CounterValue) {
+		if total := strings.HasSuffix(m.name, "_total"); total != (m.typ == counter) {
 			t.Errorf("%s: a counter ends in _total, and only a counter", m.name)
 		}
 		if m.help == "" {

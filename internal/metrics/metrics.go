@@ -12,8 +12,11 @@
 // named by an ooda_state_file_corrupt series instead.
 //
 // Read takes one reading (for `ooda status --metrics`); a Collector reads
-// afresh at every collection (for a server's /metrics); WriteMany labels
-// every series of several projects with project="<name>".
+// afresh at every Write (for a server's /metrics); WriteMany labels every
+// series of several projects with project="<name>". The text is written
+// here (expose.go), not by a Prometheus client library: that library's
+// package initialization alone would add milliseconds to every ooda
+// process, and the text format is all that is ever written.
 package metrics
 
 import (
@@ -24,8 +27,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ooda-loop/ooda/internal/config"
 	"github.com/ooda-loop/ooda/internal/present"
@@ -52,8 +53,7 @@ type Project struct {
 const ConfigFile = "config.json"
 
 // Reading is one reading of a project: its samples, and the files that
-// could not be read. It is a prometheus.Collector that always yields the
-// same samples.
+// could not be read.
 type Reading struct {
 	// Corrupt names each file that could not be read, relative to the
 	// project root when it is inside it, sorted; the metrics each feeds
@@ -77,7 +77,8 @@ type sample struct {
 }
 
 // histogram is one histogram series: its count, sum and cumulative
-// bucket counts by upper bound, as prometheus.NewConstHistogram takes.
+// bucket counts by upper bound (the +Inf bucket is the count, implied
+// unless a bound is +Inf).
 type histogram struct {
 	count   uint64
 	sum     float64
@@ -102,53 +103,6 @@ func (h *histogram) observe(v float64) {
 		}
 	}
 }
-
-// Describe sends the descriptor of every family.
-func (r *Reading) Describe(ch chan<- *prometheus.Desc) { describe(ch) }
-
-// Collect sends the reading's samples.
-func (r *Reading) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range r.samples {
-		// Label values are valid UTF-8 and counted against the family's
-		// labels when they are added, so this cannot fail; a sample
-		// that somehow did is left out rather than failing the scrape.
-		var m prometheus.Metric
-		var err error
-		if s.hist != nil {
-			m, err = prometheus.NewConstHistogram(s.m.desc, s.hist.count, s.hist.sum, s.hist.buckets, s.labels...)
-		} else {
-			m, err = prometheus.NewConstMetric(s.m.desc, s.m.typ, s.v, s.labels...)
-		}
-		if err == nil {
-			ch <- m
-		}
-	}
-}
-
-func describe(ch chan<- *prometheus.Desc) {
-	for _, m := range catalog {
-		ch <- m.desc
-	}
-}
-
-// Collector reads its project afresh at every collection, for a server
-// whose /metrics is scraped while cycles run.
-type Collector struct {
-	project Project
-	now     func() time.Time
-}
-
-// NewCollector returns the collector of p; now gives the instant a reading
-// is taken at (today's cost is the spend of now's UTC day).
-func NewCollector(p Project, now func() time.Time) *Collector {
-	return &Collector{project: p, now: now}
-}
-
-// Describe sends the descriptor of every family.
-func (c *Collector) Describe(ch chan<- *prometheus.Desc) { describe(ch) }
-
-// Collect reads the project and sends its samples.
-func (c *Collector) Collect(ch chan<- prometheus.Metric) { Read(c.project, c.now()).Collect(ch) }
 
 // Read reads p at now. A configuration it loads itself (p.Config nil)
 // that cannot be loaded gives only ooda_state_file_corrupt{file="config.json"}:

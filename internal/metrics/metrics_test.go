@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -342,12 +341,11 @@ func TestReadingFollowsTheState(t *testing.T) {
 // sees the HALT file written after it started.
 func TestCollectorReadsAtEveryScrape(t *testing.T) {
 	dir := demo(t, "p")
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(metrics.NewCollector(metrics.Project{Dir: dir}, func() time.Time { return demoNow }))
+	c := metrics.NewCollector(metrics.Project{Dir: dir}, func() time.Time { return demoNow })
 	scrape := func() map[string]*dto.MetricFamily {
 		var b strings.Builder
-		if err := metrics.Encode(&b, reg); err != nil {
-			t.Fatalf("Encode: %v", err)
+		if err := c.Write(&b); err != nil {
+			t.Fatalf("Write: %v", err)
 		}
 		return parse(t, b.String())
 	}
@@ -651,7 +649,7 @@ func TestProjectNames(t *testing.T) {
 	if _, err := metrics.Projects(nil); err == nil {
 		t.Error("no directory: no error")
 	}
-	if _, err := metrics.Registry([]metrics.Project{{Name: "p", Dir: "/a"}, {Name: "p", Dir: "/b"}}, time.Now); err == nil {
+	if _, err := metrics.NewManyCollector([]metrics.Project{{Name: "p", Dir: "/a"}, {Name: "p", Dir: "/b"}}, time.Now); err == nil {
 		t.Error("two projects of one name: no error")
 	}
 }

@@ -5,68 +5,91 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
 )
 
 // ProjectLabel is the label every series carries when several projects
 // are exposed together.
 const ProjectLabel = "project"
 
+// ContentType is the media type of what Write writes: the text
+// exposition format, version 0.0.4. Every name in it is a legacy
+// Prometheus name, so the underscore escaping the parameter announces
+// (the default a Prometheus client library answers with) leaves each as
+// it is.
+const ContentType = "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"
+
 // Write writes one reading in the Prometheus text exposition format, with
-// no project label: the text `ooda status --metrics` prints.
+// no project label: the text `ooda status --metrics` prints. What could
+// be written is written even when part of the reading could not be (a
+// series read twice), and the error returned.
 func Write(w io.Writer, r *Reading) error {
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(r); err != nil {
-		return err
-	}
-	return Encode(w, reg)
+	return expose(w, []*Reading{r}, nil)
 }
 
-// Registry is a registry of a Collector for each project, every series
-// labelled project="<Name>": the many-projects /metrics. The names must
-// be distinct (Projects makes them so).
-func Registry(projects []Project, now func() time.Time) (*prometheus.Registry, error) {
-	reg := prometheus.NewRegistry()
+// Collector reads its projects afresh at every Write, for a server whose
+// /metrics is scraped while cycles run.
+type Collector struct {
+	projects []Project
+	// names are the project label's values, one per project; nil for one
+	// project alone, exposed without the label.
+	names []string
+	now   func() time.Time
+}
+
+// NewCollector returns the collector of p alone; now gives the instant a
+// reading is taken at (today's cost is the spend of now's UTC day).
+func NewCollector(p Project, now func() time.Time) *Collector {
+	return &Collector{projects: []Project{p}, now: now}
+}
+
+// NewManyCollector returns the collector of several projects, every
+// series labelled project="<Name>": the many-projects /metrics. The names
+// must be distinct (Projects makes them so), or two projects' series
+// could not be told apart.
+func NewManyCollector(projects []Project, now func() time.Time) (*Collector, error) {
+	c := &Collector{projects: slices.Clone(projects), names: make([]string, len(projects)), now: now}
 	seen := map[string]bool{}
-	for _, p := range projects {
+	for i, p := range projects {
 		name := safeValue(p.Name)
 		if seen[name] {
 			return nil, fmt.Errorf("metrics: two projects are named %q; give each its own name", name)
 		}
 		seen[name] = true
-		wrapped := prometheus.WrapRegistererWith(prometheus.Labels{ProjectLabel: name}, reg)
-		if err := wrapped.Register(NewCollector(p, now)); err != nil {
-			return nil, fmt.Errorf("metrics: project %q: %w", name, err)
-		}
+		c.names[i] = name
 	}
-	return reg, nil
+	return c, nil
+}
+
+// Write reads every project and writes them in the text exposition
+// format, as the package's Write does.
+func (c *Collector) Write(w io.Writer) error {
+	now := c.now()
+	if len(c.projects) == 1 {
+		return expose(w, []*Reading{Read(c.projects[0], now)}, c.names)
+	}
+	readings := make([]*Reading, len(c.projects))
+	// Each project is its own files: they are read side by side, so that
+	// a scrape of many takes as long as the slowest, not their sum.
+	var wg sync.WaitGroup
+	for i, p := range c.projects {
+		wg.Go(func() { readings[i] = Read(p, now) })
+	}
+	wg.Wait()
+	return expose(w, readings, c.names)
 }
 
 // WriteMany reads every project at now and writes them in the text
 // exposition format, every series labelled project="<Name>".
 func WriteMany(w io.Writer, projects []Project, now time.Time) error {
-	reg, err := Registry(projects, func() time.Time { return now })
+	c, err := NewManyCollector(projects, func() time.Time { return now })
 	if err != nil {
 		return err
 	}
-	return Encode(w, reg)
-}
-
-// Encode writes what g gathers in the text exposition format, each family
-// with its HELP and TYPE lines. What could be gathered is written even
-// when something could not be, and the error returned.
-func Encode(w io.Writer, g prometheus.Gatherer) error {
-	mfs, gerr := g.Gather()
-	for _, mf := range mfs {
-		if _, err := expfmt.MetricFamilyToText(w, mf); err != nil {
-			return err
-		}
-	}
-	return gerr
+	return c.Write(w)
 }
 
 // Projects names the projects at dirs by their directories' base names,
