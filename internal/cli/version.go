@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -41,12 +40,39 @@ type buildVersion struct {
 	Platform   string
 }
 
-// pseudoVersion matches the tail of a Go pseudo-version
-// (v0.0.0-20260102150405-abcdef123456, v1.2.4-0.20260102150405-abcdef123456,
-// v1.2.3-pre.0.20260102150405-abcdef123456), which carries the commit and
-// its time: what `go install module@commit` builds has no VCS
-// information, only this.
-var pseudoVersion = regexp.MustCompile(`[-.](\d{14})-([0-9a-f]{12})(\+incompatible)?(\+dirty)?$`)
+// pseudoVersion returns the commit time and hash at the tail of a Go
+// pseudo-version (v0.0.0-20260102150405-abcdef123456,
+// v1.2.4-0.20260102150405-abcdef123456,
+// v1.2.3-pre.0.20260102150405-abcdef123456, then +incompatible, then
+// +dirty, each optional): what `go install module@commit` builds has no
+// VCS information, only this. ok is false for any other version. It is
+// the regular expression [-.](\d{14})-([0-9a-f]{12})(\+incompatible)?(\+dirty)?$
+// written out, which every process would otherwise compile at start to
+// fill in root.Version.
+func pseudoVersion(v string) (stamp, hash string, ok bool) {
+	v = strings.TrimSuffix(v, "+dirty")
+	v = strings.TrimSuffix(v, "+incompatible")
+	const n = len("-20260102150405-abcdef123456")
+	if len(v) < n {
+		return "", "", false
+	}
+	tail := v[len(v)-n:]
+	if tail[0] != '-' && tail[0] != '.' || tail[15] != '-' {
+		return "", "", false
+	}
+	stamp, hash = tail[1:15], tail[16:]
+	for i := 0; i < len(stamp); i++ {
+		if stamp[i] < '0' || stamp[i] > '9' {
+			return "", "", false
+		}
+	}
+	for i := 0; i < len(hash); i++ {
+		if (hash[i] < '0' || hash[i] > '9') && (hash[i] < 'a' || hash[i] > 'f') {
+			return "", "", false
+		}
+	}
+	return stamp, hash, true
+}
 
 // readVersion assembles the version from the build information: the main
 // module's version (vX for `go install …@vX`; "(devel)" for `go run` and
@@ -76,9 +102,9 @@ func readVersion(info *debug.BuildInfo, ok bool) buildVersion {
 				v.Modified = &m
 			}
 		}
-		if m := pseudoVersion.FindStringSubmatch(v.Version); m != nil && v.Commit == "" {
-			v.Commit = m[2]
-			if t, err := time.Parse("20060102150405", m[1]); err == nil && v.Date == "" {
+		if stamp, hash, ok := pseudoVersion(v.Version); ok && v.Commit == "" {
+			v.Commit = hash
+			if t, err := time.Parse("20060102150405", stamp); err == nil && v.Date == "" {
 				v.Date, v.DateSource = t.UTC().Format(time.RFC3339), "commit"
 			}
 		}

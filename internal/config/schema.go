@@ -18,8 +18,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/ooda-loop/ooda/internal/gitrepo"
 )
@@ -47,7 +45,6 @@ var (
 	compiledSchema *jsonschema.Schema
 	schemaDocOnce  sync.Once
 	schemaDoc      any // the decoded schema, read to find errorMessage texts and known keys
-	printer        = message.NewPrinter(language.English)
 )
 
 // Schema returns the JSON Schema (draft 2020-12) of config.json, formatted
@@ -487,7 +484,7 @@ func reason(ve *jsonschema.ValidationError, inst any) string {
 	case *kind.AnyOf:
 		return alternatives(ve, inst)
 	}
-	return ve.ErrorKind.LocalizedString(printer)
+	return ve.ErrorKind.LocalizedString(nil)
 }
 
 // alternatives describes a failed anyOf/oneOf that has no hand-written

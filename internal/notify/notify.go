@@ -53,7 +53,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -313,17 +312,40 @@ func (n *Notifier) log(level slog.Level, msg, provider string, err error) {
 	n.Logger.LogAttrs(context.Background(), level, msg, attrs...)
 }
 
-// varRef matches a whole "$NAME" or "${NAME}" reference.
-var varRef = regexp.MustCompile(`^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$`)
-
 // refName returns the variable named by a reference, or "" when v is not
-// one.
+// one: a whole "$NAME" or "${NAME}" (space around it aside), NAME an ASCII
+// letter or underscore followed by letters, digits and underscores. It is
+// written out rather than a regular expression, which every process would
+// compile at start for a configuration it may never read.
 func refName(v string) string {
-	m := varRef.FindStringSubmatch(strings.TrimSpace(v))
-	if m == nil {
+	name, ok := strings.CutPrefix(strings.TrimSpace(v), "$")
+	if !ok {
 		return ""
 	}
-	return m[1] + m[2]
+	if braced, ok := strings.CutPrefix(name, "{"); ok {
+		if name, ok = strings.CutSuffix(braced, "}"); !ok {
+			return ""
+		}
+	}
+	if !isVarName(name) {
+		return ""
+	}
+	return name
+}
+
+// isVarName reports whether s is [A-Za-z_][A-Za-z0-9_]*.
+func isVarName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // secretRef checks a configuration value that must be a reference. The

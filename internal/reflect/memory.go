@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -1103,7 +1104,7 @@ func memLastConfirmedFrom(p state.Principle, weeks []string) string {
 
 // memPrincipleIDPattern matches this program's ids (P-12) and the state
 // design's (P012).
-var memPrincipleIDPattern = regexp.MustCompile(`^P(-?)([0-9]{1,9})$`)
+var memPrincipleIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^P(-?)([0-9]{1,9})$`) })
 
 // memNextPrincipleID returns a generator of ids continuing the numbering
 // after the highest id of either spelling, in the state design's spelling
@@ -1112,7 +1113,7 @@ var memPrincipleIDPattern = regexp.MustCompile(`^P(-?)([0-9]{1,9})$`)
 func memNextPrincipleID(ps []state.Principle) func() string {
 	n, dash, plain := 0, false, false
 	for _, p := range ps {
-		m := memPrincipleIDPattern.FindStringSubmatch(p.ID)
+		m := memPrincipleIDPattern().FindStringSubmatch(p.ID)
 		if m == nil {
 			continue
 		}

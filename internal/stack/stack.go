@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/ooda-loop/ooda/internal/config"
 )
@@ -199,13 +200,22 @@ func (d *detector) gradle() *Stack {
 	return s
 }
 
-var (
-	pytestWord  = regexp.MustCompile(`(?i)\bpytest\b`)
-	ruffWord    = regexp.MustCompile(`(?i)\bruff\b`)
-	flake8Word  = regexp.MustCompile(`(?i)\bflake8\b`)
-	rspecWord   = regexp.MustCompile(`['"]rspec(-rails|-core)?['"]`)
-	rubocopWord = regexp.MustCompile(`['"]rubocop['"]`)
-)
+// manifestWords are what detection looks for in the manifests' text.
+type manifestWords struct {
+	pytest, ruff, flake8, rspec, rubocop *regexp.Regexp
+}
+
+// words compiles the manifest words on first use: only `ooda init` detects
+// a stack, and every other ooda process would pay for them at start.
+var words = sync.OnceValue(func() *manifestWords {
+	return &manifestWords{
+		pytest:  regexp.MustCompile(`(?i)\bpytest\b`),
+		ruff:    regexp.MustCompile(`(?i)\bruff\b`),
+		flake8:  regexp.MustCompile(`(?i)\bflake8\b`),
+		rspec:   regexp.MustCompile(`['"]rspec(-rails|-core)?['"]`),
+		rubocop: regexp.MustCompile(`['"]rubocop['"]`),
+	}
+})
 
 func (d *detector) python() *Stack {
 	files := d.present("pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini", "Pipfile")
@@ -238,15 +248,15 @@ func (d *detector) python() *Stack {
 	// pytest when anything names it (a dependency, its configuration
 	// section) or a conftest.py exists; unittest, which needs nothing
 	// installed, otherwise.
-	if d.isFile("pytest.ini") || d.isFile("conftest.py") || d.isFile("tests/conftest.py") || pytestWord.MatchString(all) {
+	if d.isFile("pytest.ini") || d.isFile("conftest.py") || d.isFile("tests/conftest.py") || words().pytest.MatchString(all) {
 		s.Runner, s.TestCommand = "pytest", run+"pytest"
 	} else {
 		s.Runner, s.TestCommand = "unittest", run+"unittest discover"
 	}
-	if ruffWord.MatchString(all) || d.isFile("ruff.toml") || d.isFile(".ruff.toml") {
+	if words().ruff.MatchString(all) || d.isFile("ruff.toml") || d.isFile(".ruff.toml") {
 		s.Linters = append(s.Linters, Linter{"ruff", run + "ruff check ."})
 	}
-	if flake8Word.MatchString(all) || d.isFile(".flake8") {
+	if words().flake8.MatchString(all) || d.isFile(".flake8") {
 		s.Linters = append(s.Linters, Linter{"flake8", run + "flake8 ."})
 	}
 	return s
@@ -259,12 +269,12 @@ func (d *detector) ruby() *Stack {
 	s := &Stack{ID: "ruby", Name: "Ruby", Files: []string{"Gemfile"}, Tool: "bundler"}
 	gemfile := d.read("Gemfile")
 	switch {
-	case d.isFile(".rspec") || d.isDir("spec") || rspecWord.MatchString(gemfile):
+	case d.isFile(".rspec") || d.isDir("spec") || words().rspec.MatchString(gemfile):
 		s.Runner, s.TestCommand = "rspec", "bundle exec rspec"
 	case d.isFile("Rakefile") || d.isDir("test"):
 		s.Runner, s.TestCommand = "rake", "bundle exec rake test"
 	}
-	if d.isFile(".rubocop.yml") || rubocopWord.MatchString(gemfile) {
+	if d.isFile(".rubocop.yml") || words().rubocop.MatchString(gemfile) {
 		s.Linters = append(s.Linters, Linter{"rubocop", "bundle exec rubocop"})
 	}
 	return s

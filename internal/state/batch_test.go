@@ -255,7 +255,7 @@ func tempFilesIn(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
 	for _, n := range dirNamesOf(t, dir) {
-		if tempPattern.MatchString(n) {
+		if isTempName(n) {
 			out = append(out, n)
 		}
 	}

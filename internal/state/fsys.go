@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -237,9 +236,27 @@ func readSized(f io.Reader, size, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// tempPattern matches exactly the names writeAtomicIn gives its temporary
-// files: "." + the target's name + ".tmp-" + a decimal number.
-var tempPattern = regexp.MustCompile(`^\..+\.tmp-[0-9]+$`)
+// isTempName says whether name is one writeAtomicIn gives its temporary
+// files: "." + the target's name + ".tmp-" + a decimal number (the
+// pattern ^\..+\.tmp-[0-9]+$). Matched by hand: the sweep asks it of
+// every hidden name of a state directory at every cycle start.
+func isTempName(name string) bool {
+	if len(name) == 0 || name[0] != '.' {
+		return false
+	}
+	// The digits after the matched ".tmp-" cannot hold another, so it is
+	// the last one; the target's name is at least a byte.
+	i := strings.LastIndex(name, ".tmp-")
+	if i < 2 || i+5 == len(name) {
+		return false
+	}
+	for _, c := range []byte(name[i+5:]) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // beforeRenameHook, when set (by tests), runs between writing an atomic
 // write's temporary file and renaming it: where a killed process leaves
@@ -1104,9 +1121,7 @@ func (s *Store) removeTempFiles(domains bool) ([]string, error) {
 	// of the directory sub of agent/state/ (dir on disk), into res.
 	removeTemps := func(res *dirResult, sub, dir string, names []string) {
 		for _, name := range names {
-			// Only a hidden name can be one (the pattern's leading dot):
-			// the others are not run through the pattern.
-			if !strings.HasPrefix(name, ".") || !tempPattern.MatchString(name) {
+			if !isTempName(name) {
 				continue
 			}
 			// The lock's own renewal may be writing one right now, from
@@ -1197,7 +1212,7 @@ func (s *Store) removeTempFiles(domains bool) ([]string, error) {
 			continue
 		}
 		for _, e := range ents {
-			if !tempPattern.MatchString(e.Name()) {
+			if !isTempName(e.Name()) {
 				continue
 			}
 			if strings.HasPrefix(e.Name(), "."+LockFile+".tmp-") {

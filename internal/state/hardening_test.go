@@ -661,7 +661,7 @@ func TestRemoveTempFiles(t *testing.T) {
 	for _, n := range dirNamesOf(t, runs) {
 		killed = append(killed, filepath.Join("agent/state/evolve/runs", n))
 	}
-	if len(killed) != 1 || !tempPattern.MatchString(filepath.Base(killed[0])) {
+	if len(killed) != 1 || !isTempName(filepath.Base(killed[0])) {
 		t.Fatalf("the killed write left %v", killed)
 	}
 

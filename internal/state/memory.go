@@ -113,7 +113,7 @@ func (e Episode) Start() string {
 
 // weekPattern is an ISO week as episode ids ("EP-2026-W15") and the
 // original project's week_year ("2026-W15") spell it.
-var weekPattern = regexp.MustCompile(`^(?i:EP-)?([0-9]{4})-[Ww]([0-9]{1,2})$`)
+var weekPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?i:EP-)?([0-9]{4})-[Ww]([0-9]{1,2})$`) })
 
 // CanonicalWeek reads s as an ISO week, "EP-2026-W15" or "2026-W15", and
 // returns it as an episode id, "EP-2026-W15"; ok is false when s names no
@@ -132,7 +132,7 @@ func CanonicalWeek(s string) (string, bool) {
 			}
 		}
 	}
-	m := weekPattern.FindStringSubmatch(strings.TrimSpace(s))
+	m := weekPattern().FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return "", false
 	}

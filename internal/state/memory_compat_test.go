@@ -268,7 +268,7 @@ func TestCompatMemory_OriginalFixtureRoundTrip(t *testing.T) {
 // canonicalWeekByPattern is CanonicalWeek as the pattern alone reads a
 // week: the oracle of its fast path for the spelling ooda writes.
 func canonicalWeekByPattern(s string) (string, bool) {
-	m := weekPattern.FindStringSubmatch(strings.TrimSpace(s))
+	m := weekPattern().FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return "", false
 	}

@@ -320,7 +320,9 @@ func looseInt(t []byte) (int64, bool) {
 
 // floatPattern is a decimal number as a string may spell one: no hex,
 // no "Inf" or "NaN", no digit separators, no unit.
-var floatPattern = regexp.MustCompile(`^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$`)
+var floatPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$`)
+})
 
 // looseFloat reads a number written as a string ("0.8"), or a number too
 // large for a float64 (1e309), which reads as the largest float of its
@@ -335,10 +337,10 @@ func looseFloat(t []byte) (float64, bool) {
 			return 0, false
 		}
 		s = strings.TrimSpace(s)
-		if len(s) > 64 || !floatPattern.MatchString(s) {
+		if len(s) > 64 || !floatPattern().MatchString(s) {
 			return 0, false
 		}
-	} else if !floatPattern.MatchString(s) {
+	} else if !floatPattern().MatchString(s) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)

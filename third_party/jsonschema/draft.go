@@ -24,106 +24,121 @@ func (d *Draft) String() string {
 	return d.url
 }
 
+// The drafts hold only their names at start. What their meta-schemas are
+// compiled from (the subschema locations, the vocabularies) is filled in
+// by describeDrafts with the meta-schemas themselves, the first time a
+// Compiler is made: a program that links this package but validates
+// nothing in a run does not pay for them (patched; see
+// third_party/README.md).
 var (
 	Draft4 = &Draft{
-		version: 4,
-		url:     "http://json-schema.org/draft-04/schema",
-		id:      "id",
-		subschemas: []SchemaPath{
-			// type agonistic
-			schemaPath("definitions/*"),
-			schemaPath("not"),
-			schemaPath("allOf/[]"),
-			schemaPath("anyOf/[]"),
-			schemaPath("oneOf/[]"),
-			// object
-			schemaPath("properties/*"),
-			schemaPath("additionalProperties"),
-			schemaPath("patternProperties/*"),
-			// array
-			schemaPath("items"),
-			schemaPath("items/[]"),
-			schemaPath("additionalItems"),
-			schemaPath("dependencies/*"),
-		},
-		vocabPrefix:   "",
-		allVocabs:     map[string]*Schema{},
-		defaultVocabs: []string{},
+		version:     4,
+		url:         "http://json-schema.org/draft-04/schema",
+		id:          "id",
+		vocabPrefix: "",
 	}
 
 	Draft6 = &Draft{
-		version: 6,
-		url:     "http://json-schema.org/draft-06/schema",
-		id:      "$id",
-		subschemas: joinSubschemas(Draft4.subschemas,
-			schemaPath("propertyNames"),
-			schemaPath("contains"),
-		),
-		vocabPrefix:   "",
-		allVocabs:     map[string]*Schema{},
-		defaultVocabs: []string{},
+		version:     6,
+		url:         "http://json-schema.org/draft-06/schema",
+		id:          "$id",
+		vocabPrefix: "",
 	}
 
 	Draft7 = &Draft{
-		version: 7,
-		url:     "http://json-schema.org/draft-07/schema",
-		id:      "$id",
-		subschemas: joinSubschemas(Draft6.subschemas,
-			schemaPath("if"),
-			schemaPath("then"),
-			schemaPath("else"),
-		),
-		vocabPrefix:   "",
-		allVocabs:     map[string]*Schema{},
-		defaultVocabs: []string{},
+		version:     7,
+		url:         "http://json-schema.org/draft-07/schema",
+		id:          "$id",
+		vocabPrefix: "",
 	}
 
 	Draft2019 = &Draft{
-		version: 2019,
-		url:     "https://json-schema.org/draft/2019-09/schema",
-		id:      "$id",
-		subschemas: joinSubschemas(Draft7.subschemas,
-			schemaPath("$defs/*"),
-			schemaPath("dependentSchemas/*"),
-			schemaPath("unevaluatedProperties"),
-			schemaPath("unevaluatedItems"),
-			schemaPath("contentSchema"),
-		),
+		version:     2019,
+		url:         "https://json-schema.org/draft/2019-09/schema",
+		id:          "$id",
 		vocabPrefix: "https://json-schema.org/draft/2019-09/vocab/",
-		allVocabs: map[string]*Schema{
-			"core":       nil,
-			"applicator": nil,
-			"validation": nil,
-			"meta-data":  nil,
-			"format":     nil,
-			"content":    nil,
-		},
-		defaultVocabs: []string{"core", "applicator", "validation"},
 	}
 
 	Draft2020 = &Draft{
-		version: 2020,
-		url:     "https://json-schema.org/draft/2020-12/schema",
-		id:      "$id",
-		subschemas: joinSubschemas(Draft2019.subschemas,
-			schemaPath("prefixItems/[]"),
-		),
+		version:     2020,
+		url:         "https://json-schema.org/draft/2020-12/schema",
+		id:          "$id",
 		vocabPrefix: "https://json-schema.org/draft/2020-12/vocab/",
-		allVocabs: map[string]*Schema{
-			"core":              nil,
-			"applicator":        nil,
-			"unevaluated":       nil,
-			"validation":        nil,
-			"meta-data":         nil,
-			"format-annotation": nil,
-			"format-assertion":  nil,
-			"content":           nil,
-		},
-		defaultVocabs: []string{"core", "applicator", "unevaluated", "validation"},
 	}
 
 	draftLatest = Draft2020
 )
+
+// describeDrafts fills in the drafts' subschema locations and
+// vocabularies, as the release's declarations of the drafts did.
+func describeDrafts() {
+	Draft4.subschemas = []SchemaPath{
+		// type agonistic
+		schemaPath("definitions/*"),
+		schemaPath("not"),
+		schemaPath("allOf/[]"),
+		schemaPath("anyOf/[]"),
+		schemaPath("oneOf/[]"),
+		// object
+		schemaPath("properties/*"),
+		schemaPath("additionalProperties"),
+		schemaPath("patternProperties/*"),
+		// array
+		schemaPath("items"),
+		schemaPath("items/[]"),
+		schemaPath("additionalItems"),
+		schemaPath("dependencies/*"),
+	}
+	Draft4.allVocabs = map[string]*Schema{}
+	Draft4.defaultVocabs = []string{}
+
+	Draft6.subschemas = joinSubschemas(Draft4.subschemas,
+		schemaPath("propertyNames"),
+		schemaPath("contains"),
+	)
+	Draft6.allVocabs = map[string]*Schema{}
+	Draft6.defaultVocabs = []string{}
+
+	Draft7.subschemas = joinSubschemas(Draft6.subschemas,
+		schemaPath("if"),
+		schemaPath("then"),
+		schemaPath("else"),
+	)
+	Draft7.allVocabs = map[string]*Schema{}
+	Draft7.defaultVocabs = []string{}
+
+	Draft2019.subschemas = joinSubschemas(Draft7.subschemas,
+		schemaPath("$defs/*"),
+		schemaPath("dependentSchemas/*"),
+		schemaPath("unevaluatedProperties"),
+		schemaPath("unevaluatedItems"),
+		schemaPath("contentSchema"),
+	)
+	Draft2019.allVocabs = map[string]*Schema{
+		"core":       nil,
+		"applicator": nil,
+		"validation": nil,
+		"meta-data":  nil,
+		"format":     nil,
+		"content":    nil,
+	}
+	Draft2019.defaultVocabs = []string{"core", "applicator", "validation"}
+
+	Draft2020.subschemas = joinSubschemas(Draft2019.subschemas,
+		schemaPath("prefixItems/[]"),
+	)
+	Draft2020.allVocabs = map[string]*Schema{
+		"core":              nil,
+		"applicator":        nil,
+		"unevaluated":       nil,
+		"validation":        nil,
+		"meta-data":         nil,
+		"format-annotation": nil,
+		"format-assertion":  nil,
+		"content":           nil,
+	}
+	Draft2020.defaultVocabs = []string{"core", "applicator", "unevaluated", "validation"}
+}
 
 // loadDrafts compiles the drafts' meta-schemas the first time a Compiler
 // is made, not at program start: a program that links this package but
@@ -132,6 +147,7 @@ var (
 var loadDrafts = sync.OnceFunc(compileDrafts)
 
 func compileDrafts() {
+	describeDrafts()
 	c := newCompiler()
 	c.AssertFormat()
 	for _, d := range []*Draft{Draft4, Draft6, Draft7, Draft2019, Draft2020} {

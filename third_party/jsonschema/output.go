@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/santhosh-tekuri/jsonschema/v6/internal/english"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
-var defaultPrinter = message.NewPrinter(language.English)
+// defaultPrinter is what the methods without a printer pass on. Every
+// message is English whatever the printer (see kind.Printer).
+var defaultPrinter kind.Printer
 
 // format ---
 
@@ -43,7 +44,7 @@ func (e *ValidationError) skip() bool {
 	return false
 }
 
-func (e *ValidationError) display(sb *strings.Builder, verbose bool, indent int, absKwLoc string, p *message.Printer) {
+func (e *ValidationError) display(sb *strings.Builder, verbose bool, indent int, absKwLoc string, p kind.Printer) {
 	if !e.skip() {
 		if indent > 0 {
 			sb.WriteByte('\n')
@@ -60,7 +61,7 @@ func (e *ValidationError) display(sb *strings.Builder, verbose bool, indent int,
 		if _, ok := e.ErrorKind.(*kind.Schema); ok {
 			sb.WriteString(e.ErrorKind.LocalizedString(p))
 		} else {
-			sb.WriteString(p.Sprintf("at %s", quote(jsonPtr(e.InstanceLocation))))
+			sb.WriteString(english.Sprintf("at %s", quote(jsonPtr(e.InstanceLocation))))
 			if verbose {
 				schLoc := absKwLoc
 				if prevAbsKwLoc != "" {
@@ -84,7 +85,7 @@ func (e *ValidationError) Error() string {
 	return e.LocalizedError(defaultPrinter)
 }
 
-func (e *ValidationError) LocalizedError(p *message.Printer) string {
+func (e *ValidationError) LocalizedError(p kind.Printer) string {
 	var sb strings.Builder
 	e.display(&sb, false, 0, "", p)
 	return sb.String()
@@ -94,7 +95,7 @@ func (e *ValidationError) GoString() string {
 	return e.LocalizedGoString(defaultPrinter)
 }
 
-func (e *ValidationError) LocalizedGoString(p *message.Printer) string {
+func (e *ValidationError) LocalizedGoString(p kind.Printer) string {
 	var sb strings.Builder
 	e.display(&sb, true, 0, "", p)
 	return sb.String()
@@ -134,7 +135,7 @@ type OutputUnit struct {
 
 type OutputError struct {
 	Kind ErrorKind
-	p    *message.Printer
+	p    kind.Printer
 }
 
 func (k OutputError) String() string {
@@ -150,7 +151,7 @@ func (e *ValidationError) BasicOutput() *OutputUnit {
 	return e.LocalizedBasicOutput(defaultPrinter)
 }
 
-func (e *ValidationError) LocalizedBasicOutput(p *message.Printer) *OutputUnit {
+func (e *ValidationError) LocalizedBasicOutput(p kind.Printer) *OutputUnit {
 	out := e.output(true, false, "", "", p)
 	return &out
 }
@@ -160,12 +161,12 @@ func (e *ValidationError) DetailedOutput() *OutputUnit {
 	return e.LocalizedDetailedOutput(defaultPrinter)
 }
 
-func (e *ValidationError) LocalizedDetailedOutput(p *message.Printer) *OutputUnit {
+func (e *ValidationError) LocalizedDetailedOutput(p kind.Printer) *OutputUnit {
 	out := e.output(false, false, "", "", p)
 	return &out
 }
 
-func (e *ValidationError) output(flatten, inRef bool, schemaURL, kwLoc string, p *message.Printer) OutputUnit {
+func (e *ValidationError) output(flatten, inRef bool, schemaURL, kwLoc string, p kind.Printer) OutputUnit {
 	if !inRef {
 		if _, ok := e.ErrorKind.(*kind.Reference); ok {
 			inRef = true

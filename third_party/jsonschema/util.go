@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/santhosh-tekuri/jsonschema/v6/internal/english"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/message"
 )
 
 // --
@@ -462,6 +462,6 @@ func (e *localizableError) Error() string {
 	return fmt.Sprintf(e.msg, e.args...)
 }
 
-func (e *localizableError) LocalizedError(p *message.Printer) string {
-	return p.Sprintf(e.msg, e.args...)
+func (e *localizableError) LocalizedError(p kind.Printer) string {
+	return english.Sprintf(e.msg, e.args...)
 }

@@ -5,8 +5,19 @@ import (
 	"math/big"
 	"strings"
 
-	"golang.org/x/text/message"
+	"github.com/santhosh-tekuri/jsonschema/v6/internal/english"
 )
+
+// Printer stands where the release took a golang.org/x/text
+// *message.Printer, so that code written for the release builds unchanged
+// (a *message.Printer is a Printer, and so is nil). The messages are in
+// English whatever it is, byte for byte as language.English printed them:
+// this copy does not link golang.org/x/text (patched; see
+// third_party/README.md).
+type Printer = any
+
+// sprintf prints a message as the English printer did.
+func sprintf(format string, a ...any) string { return english.Sprintf(format, a...) }
 
 // --
 
@@ -18,8 +29,8 @@ func (*InvalidJsonValue) KeywordPath() []string {
 	return nil
 }
 
-func (k *InvalidJsonValue) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("invalid jsonType %T", k.Value)
+func (k *InvalidJsonValue) LocalizedString(p Printer) string {
+	return sprintf("invalid jsonType %T", k.Value)
 }
 
 // --
@@ -32,8 +43,8 @@ func (*Schema) KeywordPath() []string {
 	return nil
 }
 
-func (k *Schema) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("jsonschema validation failed with %s", quote(k.Location))
+func (k *Schema) LocalizedString(p Printer) string {
+	return sprintf("jsonschema validation failed with %s", quote(k.Location))
 }
 
 // --
@@ -44,8 +55,8 @@ func (*Group) KeywordPath() []string {
 	return nil
 }
 
-func (*Group) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("validation failed")
+func (*Group) LocalizedString(p Printer) string {
+	return sprintf("validation failed")
 }
 
 // --
@@ -56,8 +67,8 @@ func (*Not) KeywordPath() []string {
 	return nil
 }
 
-func (*Not) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("'not' failed")
+func (*Not) LocalizedString(p Printer) string {
+	return sprintf("'not' failed")
 }
 
 // --
@@ -68,8 +79,8 @@ func (*AllOf) KeywordPath() []string {
 	return []string{"allOf"}
 }
 
-func (*AllOf) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("'allOf' failed")
+func (*AllOf) LocalizedString(p Printer) string {
+	return sprintf("'allOf' failed")
 }
 
 // --
@@ -80,8 +91,8 @@ func (*AnyOf) KeywordPath() []string {
 	return []string{"anyOf"}
 }
 
-func (*AnyOf) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("'anyOf' failed")
+func (*AnyOf) LocalizedString(p Printer) string {
+	return sprintf("'anyOf' failed")
 }
 
 // --
@@ -96,11 +107,11 @@ func (*OneOf) KeywordPath() []string {
 	return []string{"oneOf"}
 }
 
-func (k *OneOf) LocalizedString(p *message.Printer) string {
+func (k *OneOf) LocalizedString(p Printer) string {
 	if len(k.Subschemas) == 0 {
-		return p.Sprintf("'oneOf' failed, none matched")
+		return sprintf("'oneOf' failed, none matched")
 	}
-	return p.Sprintf("'oneOf' failed, subschemas %d, %d matched", k.Subschemas[0], k.Subschemas[1])
+	return sprintf("'oneOf' failed, subschemas %d, %d matched", k.Subschemas[0], k.Subschemas[1])
 }
 
 //--
@@ -111,8 +122,8 @@ func (*FalseSchema) KeywordPath() []string {
 	return nil
 }
 
-func (*FalseSchema) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("false schema")
+func (*FalseSchema) LocalizedString(p Printer) string {
+	return sprintf("false schema")
 }
 
 // --
@@ -127,8 +138,8 @@ func (*RefCycle) KeywordPath() []string {
 	return nil
 }
 
-func (k *RefCycle) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("both %s and %s resolve to %q causing reference cycle", k.KeywordLocation1, k.KeywordLocation2, k.URL)
+func (k *RefCycle) LocalizedString(p Printer) string {
+	return sprintf("both %s and %s resolve to %q causing reference cycle", k.KeywordLocation1, k.KeywordLocation2, k.URL)
 }
 
 // --
@@ -142,9 +153,9 @@ func (*Type) KeywordPath() []string {
 	return []string{"type"}
 }
 
-func (k *Type) LocalizedString(p *message.Printer) string {
+func (k *Type) LocalizedString(p Printer) string {
 	want := strings.Join(k.Want, " or ")
-	return p.Sprintf("got %s, want %s", k.Got, want)
+	return sprintf("got %s, want %s", k.Got, want)
 }
 
 // --
@@ -159,7 +170,7 @@ func (*Enum) KeywordPath() []string {
 	return []string{"enum"}
 }
 
-func (k *Enum) LocalizedString(p *message.Printer) string {
+func (k *Enum) LocalizedString(p Printer) string {
 	allPrimitive := true
 loop:
 	for _, item := range k.Want {
@@ -171,15 +182,15 @@ loop:
 	}
 	if allPrimitive {
 		if len(k.Want) == 1 {
-			return p.Sprintf("value must be %s", display(k.Want[0]))
+			return sprintf("value must be %s", display(k.Want[0]))
 		}
 		var want []string
 		for _, v := range k.Want {
 			want = append(want, display(v))
 		}
-		return p.Sprintf("value must be one of %s", strings.Join(want, ", "))
+		return sprintf("value must be one of %s", strings.Join(want, ", "))
 	}
-	return p.Sprintf("'enum' failed")
+	return sprintf("'enum' failed")
 }
 
 // --
@@ -193,12 +204,12 @@ func (*Const) KeywordPath() []string {
 	return []string{"const"}
 }
 
-func (k *Const) LocalizedString(p *message.Printer) string {
+func (k *Const) LocalizedString(p Printer) string {
 	switch want := k.Want.(type) {
 	case []any, map[string]any:
-		return p.Sprintf("'const' failed")
+		return sprintf("'const' failed")
 	default:
-		return p.Sprintf("value must be %s", display(want))
+		return sprintf("value must be %s", display(want))
 	}
 }
 
@@ -214,8 +225,8 @@ func (*Format) KeywordPath() []string {
 	return []string{"format"}
 }
 
-func (k *Format) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("%s is not valid %s: %v", display(k.Got), k.Want, localizedError(k.Err, p))
+func (k *Format) LocalizedString(p Printer) string {
+	return sprintf("%s is not valid %s: %v", display(k.Got), k.Want, localizedError(k.Err, p))
 }
 
 // --
@@ -229,8 +240,8 @@ func (k *Reference) KeywordPath() []string {
 	return []string{k.Keyword}
 }
 
-func (*Reference) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("validation failed")
+func (*Reference) LocalizedString(p Printer) string {
+	return sprintf("validation failed")
 }
 
 // --
@@ -243,8 +254,8 @@ func (*MinProperties) KeywordPath() []string {
 	return []string{"minProperties"}
 }
 
-func (k *MinProperties) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("minProperties: got %d, want %d", k.Got, k.Want)
+func (k *MinProperties) LocalizedString(p Printer) string {
+	return sprintf("minProperties: got %d, want %d", k.Got, k.Want)
 }
 
 // --
@@ -257,8 +268,8 @@ func (*MaxProperties) KeywordPath() []string {
 	return []string{"maxProperties"}
 }
 
-func (k *MaxProperties) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("maxProperties: got %d, want %d", k.Got, k.Want)
+func (k *MaxProperties) LocalizedString(p Printer) string {
+	return sprintf("maxProperties: got %d, want %d", k.Got, k.Want)
 }
 
 // --
@@ -271,8 +282,8 @@ func (*MinItems) KeywordPath() []string {
 	return []string{"minItems"}
 }
 
-func (k *MinItems) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("minItems: got %d, want %d", k.Got, k.Want)
+func (k *MinItems) LocalizedString(p Printer) string {
+	return sprintf("minItems: got %d, want %d", k.Got, k.Want)
 }
 
 // --
@@ -285,8 +296,8 @@ func (*MaxItems) KeywordPath() []string {
 	return []string{"maxItems"}
 }
 
-func (k *MaxItems) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("maxItems: got %d, want %d", k.Got, k.Want)
+func (k *MaxItems) LocalizedString(p Printer) string {
+	return sprintf("maxItems: got %d, want %d", k.Got, k.Want)
 }
 
 // --
@@ -299,8 +310,8 @@ func (*AdditionalItems) KeywordPath() []string {
 	return []string{"additionalItems"}
 }
 
-func (k *AdditionalItems) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("last %d additionalItem(s) not allowed", k.Count)
+func (k *AdditionalItems) LocalizedString(p Printer) string {
+	return sprintf("last %d additionalItem(s) not allowed", k.Count)
 }
 
 // --
@@ -313,11 +324,11 @@ func (*Required) KeywordPath() []string {
 	return []string{"required"}
 }
 
-func (k *Required) LocalizedString(p *message.Printer) string {
+func (k *Required) LocalizedString(p Printer) string {
 	if len(k.Missing) == 1 {
-		return p.Sprintf("missing property %s", quote(k.Missing[0]))
+		return sprintf("missing property %s", quote(k.Missing[0]))
 	}
-	return p.Sprintf("missing properties %s", joinQuoted(k.Missing, ", "))
+	return sprintf("missing properties %s", joinQuoted(k.Missing, ", "))
 }
 
 // --
@@ -331,8 +342,8 @@ func (k *Dependency) KeywordPath() []string {
 	return []string{"dependency", k.Prop}
 }
 
-func (k *Dependency) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("properties %s required, if %s exists", joinQuoted(k.Missing, ", "), quote(k.Prop))
+func (k *Dependency) LocalizedString(p Printer) string {
+	return sprintf("properties %s required, if %s exists", joinQuoted(k.Missing, ", "), quote(k.Prop))
 }
 
 // --
@@ -346,8 +357,8 @@ func (k *DependentRequired) KeywordPath() []string {
 	return []string{"dependentRequired", k.Prop}
 }
 
-func (k *DependentRequired) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("properties %s required, if %s exists", joinQuoted(k.Missing, ", "), quote(k.Prop))
+func (k *DependentRequired) LocalizedString(p Printer) string {
+	return sprintf("properties %s required, if %s exists", joinQuoted(k.Missing, ", "), quote(k.Prop))
 }
 
 // --
@@ -360,8 +371,8 @@ func (*AdditionalProperties) KeywordPath() []string {
 	return []string{"additionalProperties"}
 }
 
-func (k *AdditionalProperties) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("additional properties %s not allowed", joinQuoted(k.Properties, ", "))
+func (k *AdditionalProperties) LocalizedString(p Printer) string {
+	return sprintf("additional properties %s not allowed", joinQuoted(k.Properties, ", "))
 }
 
 // --
@@ -374,8 +385,8 @@ func (*PropertyNames) KeywordPath() []string {
 	return []string{"propertyNames"}
 }
 
-func (k *PropertyNames) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("invalid propertyName %s", quote(k.Property))
+func (k *PropertyNames) LocalizedString(p Printer) string {
+	return sprintf("invalid propertyName %s", quote(k.Property))
 }
 
 // --
@@ -388,8 +399,8 @@ func (*UniqueItems) KeywordPath() []string {
 	return []string{"uniqueItems"}
 }
 
-func (k *UniqueItems) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("items at %d and %d are equal", k.Duplicates[0], k.Duplicates[1])
+func (k *UniqueItems) LocalizedString(p Printer) string {
+	return sprintf("items at %d and %d are equal", k.Duplicates[0], k.Duplicates[1])
 }
 
 // --
@@ -400,8 +411,8 @@ func (*Contains) KeywordPath() []string {
 	return []string{"contains"}
 }
 
-func (*Contains) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("no items match contains schema")
+func (*Contains) LocalizedString(p Printer) string {
+	return sprintf("no items match contains schema")
 }
 
 // --
@@ -415,12 +426,12 @@ func (*MinContains) KeywordPath() []string {
 	return []string{"minContains"}
 }
 
-func (k *MinContains) LocalizedString(p *message.Printer) string {
+func (k *MinContains) LocalizedString(p Printer) string {
 	if len(k.Got) == 0 {
-		return p.Sprintf("min %d items required to match contains schema, but none matched", k.Want)
+		return sprintf("min %d items required to match contains schema, but none matched", k.Want)
 	} else {
 		got := fmt.Sprintf("%v", k.Got)
-		return p.Sprintf("min %d items required to match contains schema, but matched %d items at %v", k.Want, len(k.Got), got[1:len(got)-1])
+		return sprintf("min %d items required to match contains schema, but matched %d items at %v", k.Want, len(k.Got), got[1:len(got)-1])
 	}
 }
 
@@ -435,9 +446,9 @@ func (*MaxContains) KeywordPath() []string {
 	return []string{"maxContains"}
 }
 
-func (k *MaxContains) LocalizedString(p *message.Printer) string {
+func (k *MaxContains) LocalizedString(p Printer) string {
 	got := fmt.Sprintf("%v", k.Got)
-	return p.Sprintf("max %d items required to match contains schema, but matched %d items at %v", k.Want, len(k.Got), got[1:len(got)-1])
+	return sprintf("max %d items required to match contains schema, but matched %d items at %v", k.Want, len(k.Got), got[1:len(got)-1])
 }
 
 // --
@@ -450,8 +461,8 @@ func (*MinLength) KeywordPath() []string {
 	return []string{"minLength"}
 }
 
-func (k *MinLength) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("minLength: got %d, want %d", k.Got, k.Want)
+func (k *MinLength) LocalizedString(p Printer) string {
+	return sprintf("minLength: got %d, want %d", k.Got, k.Want)
 }
 
 // --
@@ -464,8 +475,8 @@ func (*MaxLength) KeywordPath() []string {
 	return []string{"maxLength"}
 }
 
-func (k *MaxLength) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("maxLength: got %d, want %d", k.Got, k.Want)
+func (k *MaxLength) LocalizedString(p Printer) string {
+	return sprintf("maxLength: got %d, want %d", k.Got, k.Want)
 }
 
 // --
@@ -479,8 +490,8 @@ func (*Pattern) KeywordPath() []string {
 	return []string{"pattern"}
 }
 
-func (k *Pattern) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("%s does not match pattern %s", quote(k.Got), quote(k.Want))
+func (k *Pattern) LocalizedString(p Printer) string {
+	return sprintf("%s does not match pattern %s", quote(k.Got), quote(k.Want))
 }
 
 // --
@@ -494,8 +505,8 @@ func (*ContentEncoding) KeywordPath() []string {
 	return []string{"contentEncoding"}
 }
 
-func (k *ContentEncoding) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("value is not %s encoded: %v", quote(k.Want), localizedError(k.Err, p))
+func (k *ContentEncoding) LocalizedString(p Printer) string {
+	return sprintf("value is not %s encoded: %v", quote(k.Want), localizedError(k.Err, p))
 }
 
 // --
@@ -510,8 +521,8 @@ func (*ContentMediaType) KeywordPath() []string {
 	return []string{"contentMediaType"}
 }
 
-func (k *ContentMediaType) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("value is not of mediatype %s: %v", quote(k.Want), k.Err)
+func (k *ContentMediaType) LocalizedString(p Printer) string {
+	return sprintf("value is not of mediatype %s: %v", quote(k.Want), k.Err)
 }
 
 // --
@@ -522,8 +533,8 @@ func (*ContentSchema) KeywordPath() []string {
 	return []string{"contentSchema"}
 }
 
-func (*ContentSchema) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("'contentSchema' failed")
+func (*ContentSchema) LocalizedString(p Printer) string {
+	return sprintf("'contentSchema' failed")
 }
 
 // --
@@ -537,10 +548,10 @@ func (*Minimum) KeywordPath() []string {
 	return []string{"minimum"}
 }
 
-func (k *Minimum) LocalizedString(p *message.Printer) string {
+func (k *Minimum) LocalizedString(p Printer) string {
 	got, _ := k.Got.Float64()
 	want, _ := k.Want.Float64()
-	return p.Sprintf("minimum: got %v, want %v", got, want)
+	return sprintf("minimum: got %v, want %v", got, want)
 }
 
 // --
@@ -554,10 +565,10 @@ func (*Maximum) KeywordPath() []string {
 	return []string{"maximum"}
 }
 
-func (k *Maximum) LocalizedString(p *message.Printer) string {
+func (k *Maximum) LocalizedString(p Printer) string {
 	got, _ := k.Got.Float64()
 	want, _ := k.Want.Float64()
-	return p.Sprintf("maximum: got %v, want %v", got, want)
+	return sprintf("maximum: got %v, want %v", got, want)
 }
 
 // --
@@ -571,10 +582,10 @@ func (*ExclusiveMinimum) KeywordPath() []string {
 	return []string{"exclusiveMinimum"}
 }
 
-func (k *ExclusiveMinimum) LocalizedString(p *message.Printer) string {
+func (k *ExclusiveMinimum) LocalizedString(p Printer) string {
 	got, _ := k.Got.Float64()
 	want, _ := k.Want.Float64()
-	return p.Sprintf("exclusiveMinimum: got %v, want %v", got, want)
+	return sprintf("exclusiveMinimum: got %v, want %v", got, want)
 }
 
 // --
@@ -588,10 +599,10 @@ func (*ExclusiveMaximum) KeywordPath() []string {
 	return []string{"exclusiveMaximum"}
 }
 
-func (k *ExclusiveMaximum) LocalizedString(p *message.Printer) string {
+func (k *ExclusiveMaximum) LocalizedString(p Printer) string {
 	got, _ := k.Got.Float64()
 	want, _ := k.Want.Float64()
-	return p.Sprintf("exclusiveMaximum: got %v, want %v", got, want)
+	return sprintf("exclusiveMaximum: got %v, want %v", got, want)
 }
 
 // --
@@ -605,10 +616,10 @@ func (*MultipleOf) KeywordPath() []string {
 	return []string{"multipleOf"}
 }
 
-func (k *MultipleOf) LocalizedString(p *message.Printer) string {
+func (k *MultipleOf) LocalizedString(p Printer) string {
 	got, _ := k.Got.Float64()
 	want, _ := k.Want.Float64()
-	return p.Sprintf("multipleOf: got %v, want %v", got, want)
+	return sprintf("multipleOf: got %v, want %v", got, want)
 }
 
 // --
@@ -643,8 +654,8 @@ func display(v any) string {
 	}
 }
 
-func localizedError(err error, p *message.Printer) string {
-	if err, ok := err.(interface{ LocalizedError(*message.Printer) string }); ok {
+func localizedError(err error, p Printer) string {
+	if err, ok := err.(interface{ LocalizedError(Printer) string }); ok {
 		return err.LocalizedError(p)
 	}
 	return err.Error()
