@@ -164,6 +164,34 @@ type cycleDoc struct {
 	// person sees at its end; null for a dry run, a skip, a halt or an
 	// error (an addition to CLI.md's shape).
 	Card *present.Card `json:"card"`
+
+	// options, when not nil, are the decision's options, the scores
+	// Scores stands for (scoreDocOf of each; Scores is then nil): the
+	// document's writer writes each score from its option, and the list
+	// is made (withScores) only for encoding/json. A thousand domains'
+	// scores are otherwise made, copied and dropped by every cycle.
+	options []decide.Option
+}
+
+// withScores is d with its scores in Scores, as encoding/json writes them.
+func (d cycleDoc) withScores() cycleDoc {
+	if d.options == nil {
+		return d
+	}
+	d.Scores = make([]scoreDoc, 0, len(d.options))
+	for _, o := range d.options {
+		d.Scores = append(d.Scores, scoreDocOf(o))
+	}
+	d.options = nil
+	return d
+}
+
+// scoreCount is the number of scores d holds.
+func (d *cycleDoc) scoreCount() int {
+	if d.options != nil {
+		return len(d.options)
+	}
+	return len(d.Scores)
 }
 
 type decideNote struct {
@@ -237,9 +265,9 @@ func cycleJSON(res engine.Result, err error) cycleDoc {
 	}
 	if dec := res.Decision; dec != nil {
 		d.Decide = &decideNote{ScoreVerified: dec.ScoreVerified, CycleMode: dec.CycleMode, Steps: dec.Notes}
-		d.Scores = make([]scoreDoc, 0, len(dec.Options))
-		for _, o := range dec.Options {
-			d.Scores = append(d.Scores, scoreDocOf(o))
+		d.Scores, d.options = nil, dec.Options
+		if d.options == nil {
+			d.Scores = []scoreDoc{}
 		}
 		if w := dec.Winner; w != nil {
 			wd := &winnerDoc{Domain: w.Domain, Skill: w.Skill, Confidence: r4(w.Confidence), Gated: dec.Gated, Guidance: strp(dec.Guidance), Chain: res.WinnerChain}
@@ -276,6 +304,43 @@ func scoreDocOf(o decide.Option) scoreDoc {
 		s.Reasons = []string{}
 	}
 	return s
+}
+
+// scoreValues is scoreDocOf of one option (doc), its pointers to the
+// values below instead of values of their own: set again for each
+// option, the scores of a table are written one after another without
+// an allocation each (TestCycleDocFromOptionsIsEncodingJSONs holds the
+// two to the same bytes).
+type scoreValues struct {
+	doc                 scoreDoc
+	hours, value, queue float64
+	excluded            string
+}
+
+// set makes v.doc scoreDocOf(*o).
+func (v *scoreValues) set(o *decide.Option) {
+	v.doc = scoreDoc{Domain: o.Domain, Weight: r4(o.Weight), Pending: o.Pending, Staleness: r4(o.Staleness), Alert: r4(o.Alert),
+		Mission: r4(o.Mission), Goal: r4(o.Goal), Confidence: r4(o.Confidence), ConfidenceTerm: r4(o.ConfidenceTerm),
+		Memo: r4(o.Memo), Balance: r4(o.Balance), RawScore: r4(o.RawScore), Score: r4(o.Score), Reasons: o.Reasons}
+	if o.Excluded != "" {
+		v.excluded = o.Excluded
+		v.doc.Excluded = &v.excluded
+	}
+	if o.Hours != nil {
+		v.hours = r4(*o.Hours)
+		v.doc.Hours = &v.hours
+	}
+	if o.Value != 0 {
+		v.value = r4(o.Value)
+		v.doc.Value = &v.value
+	}
+	if o.Virtual {
+		v.queue = r4(o.Queue)
+		v.doc.Queue = &v.queue
+	}
+	if v.doc.Reasons == nil {
+		v.doc.Reasons = []string{}
+	}
 }
 
 // lensPrefetchMin is the number of domains from which `ooda cycle` reads

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/ooda-loop/ooda/internal/decide"
 	"github.com/ooda-loop/ooda/internal/safetext"
 	"github.com/ooda-loop/ooda/internal/secret"
 )
@@ -34,15 +35,16 @@ func (g *globals) printCycleJSON(doc cycleDoc) error {
 // written directly (appendCycleDoc) when every value is one it writes as
 // encoding/json does, else by encodeCycleDocSpliced.
 func encodeCycleDoc(doc cycleDoc) ([]byte, error) {
-	if b, ok := appendCycleDoc(make([]byte, 0, 2048+640*len(doc.Scores)), doc); ok {
+	if b, ok := appendCycleDoc(make([]byte, 0, 2048+640*doc.scoreCount()), doc); ok {
 		return b, nil
 	}
-	return encodeCycleDocSpliced(doc)
+	return encodeCycleDocSpliced(doc.withScores())
 }
 
 // encodeCycleDocSpliced is encodeCycleDoc through encoding/json, with the
 // score table written directly when it can be.
 func encodeCycleDocSpliced(doc cycleDoc) ([]byte, error) {
+	doc = doc.withScores()
 	if len(doc.Scores) == 0 {
 		return encodeIndented(doc)
 	}
@@ -71,7 +73,8 @@ func encodeCycleDocSpliced(doc cycleDoc) ([]byte, error) {
 	return append(out, b[i+len(empty):]...), nil
 }
 
-// encodeIndented is v as printJSON encodes it.
+// encodeIndented is v as printJSON encodes it (a cycleDoc with its
+// scores in Scores: see withScores).
 func encodeIndented(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -95,6 +98,26 @@ func appendScores(b []byte, scores []scoreDoc) ([]byte, bool) {
 		b = append(b, "\n    {"...)
 		var ok bool
 		if b, ok = appendScore(b, s); !ok {
+			return nil, false
+		}
+		b = append(b, "\n    }"...)
+	}
+	return append(b, "\n  ]"...), true
+}
+
+// appendOptionScores is appendScores of the scores of opts (scoreDocOf
+// of each), written from the options one by one.
+func appendOptionScores(b []byte, opts []decide.Option) ([]byte, bool) {
+	var v scoreValues
+	b = append(b, '[')
+	for i := range opts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    {"...)
+		v.set(&opts[i])
+		var ok bool
+		if b, ok = appendScore(b, v.doc); !ok {
 			return nil, false
 		}
 		b = append(b, "\n    }"...)

@@ -174,6 +174,13 @@ func appendCycleDoc(b []byte, doc cycleDoc) ([]byte, bool) {
 	w.intp(doc.Cycle)
 	w.key("scores")
 	switch {
+	case len(doc.options) > 0:
+		var good bool
+		if w.b, good = appendOptionScores(w.b, doc.options); !good {
+			return b, false
+		}
+	case doc.options != nil:
+		w.b = append(w.b, "[]"...)
 	case doc.Scores == nil:
 		w.null()
 	case len(doc.Scores) == 0:

@@ -89,13 +89,13 @@ func TestPathShortcutsAgreeWithFilepath(t *testing.T) {
 	}
 }
 
-// TestLookupsResolveAsTheWalk resolves paths through symlinks of every
-// kind — relative, absolute, dangling, in a loop, to a file, chained, with
-// ".." after them — and through directories listed instead of looked up
+// walkTree makes a project of paths of every kind for the lookups'
+// tests — symlinks relative, absolute, dangling, in a loop, to a file,
+// chained, with ".." after them; directories listed instead of looked up
 // name by name (more than listAfter names asked, some missing, some of
-// another case), with the lookups shared among all paths in several
-// orders, and requires what the walk alone gives each path.
-func TestLookupsResolveAsTheWalk(t *testing.T) {
+// another case, one holding a name that is not ASCII) — and returns the
+// paths to resolve.
+func walkTree(t *testing.T) (paths []string) {
 	root := t.TempDir()
 	mk := func(p string) {
 		if err := os.MkdirAll(filepath.Join(root, p), 0o755); err != nil {
@@ -135,7 +135,6 @@ func TestLookupsResolveAsTheWalk(t *testing.T) {
 	}
 	file("caseless/é.json")
 
-	var paths []string
 	for i := 0; i < 24; i++ {
 		paths = append(paths, filepath.Join(root, "agent", "state", fmt.Sprintf("d%d.json", i)))
 	}
@@ -149,6 +148,17 @@ func TestLookupsResolveAsTheWalk(t *testing.T) {
 		"agent/state/evolve/state.json", "agent/state/missingdir/a/b.json", "agent//state/./d4.json", "agent/state/", "caseless/é.json", "caseless/e.json"} {
 		paths = append(paths, filepath.Join(root, p), root+"/"+p)
 	}
+	return paths
+}
+
+// TestLookupsResolveAsTheWalk resolves paths through symlinks of every
+// kind — relative, absolute, dangling, in a loop, to a file, chained, with
+// ".." after them — and through directories listed instead of looked up
+// name by name (more than listAfter names asked, some missing, some of
+// another case), with the lookups shared among all paths in several
+// orders, and requires what the walk alone gives each path.
+func TestLookupsResolveAsTheWalk(t *testing.T) {
+	paths := walkTree(t)
 	want := map[string]string{}
 	for _, p := range paths {
 		r, err := (*lookups)(nil).resolvePath(p)
@@ -178,6 +188,45 @@ func TestLookupsResolveAsTheWalk(t *testing.T) {
 	}
 	if !listed {
 		t.Error("agent/state/ was never listed: the listing is not exercised")
+	}
+}
+
+// TestResolveLeafAsTheWalk resolves the paths of walkTree as configured
+// paths are (resolveLeaf, its answer not remembered) and as directories
+// and the root are (resolvePath, remembered), each path both ways, the
+// two mixed in random orders with the lookups shared, each path asked
+// up to three times, and requires what the walk alone gives each path
+// every time.
+func TestResolveLeafAsTheWalk(t *testing.T) {
+	paths := walkTree(t)
+	want := map[string]string{}
+	for _, p := range paths {
+		r, err := (*lookups)(nil).resolvePath(p)
+		want[p] = fmt.Sprintf("%q %v", r, err)
+		if r2, err2 := (*lookups)(nil).resolveLeaf(p, isCleanAbs(p)); fmt.Sprintf("%q %v", r2, err2) != want[p] {
+			t.Errorf("%s: resolveLeaf without lookups gives %q %v, the walk %s", p, r2, err2, want[p])
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 8))
+	for n := range 40 {
+		var order []string
+		for range 3 {
+			order = append(order, paths...)
+		}
+		r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		l := newLookupsFor(len(paths))
+		for _, p := range order {
+			var res string
+			var err error
+			if r.IntN(3) == 0 {
+				res, err = l.resolvePath(p)
+			} else {
+				res, err = l.resolveLeaf(p, isCleanAbs(p))
+			}
+			if got := fmt.Sprintf("%q %v", res, err); got != want[p] {
+				t.Fatalf("order %d: %s resolved to %s, the walk alone gives %s", n, p, got, want[p])
+			}
+		}
 	}
 }
 

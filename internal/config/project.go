@@ -89,7 +89,7 @@ func (l *lookups) resolveIn(root, p string) (resolved, error) {
 	}
 	// resolvePath gets full uncleaned: "link/.." is the parent of the
 	// link's target, not the directory holding the link.
-	real, err := l.resolvePathClean(full, fullClean)
+	real, err := l.resolveLeaf(full, fullClean)
 	if err != nil {
 		return resolved{}, fmt.Errorf("%q: %w", p, err)
 	}
@@ -257,10 +257,11 @@ type linkLookup struct {
 
 func newLookups() *lookups { return newLookupsFor(0) }
 
-// newLookupsFor is newLookups for about n paths, its maps sized for them.
+// newLookupsFor is newLookups for about n paths, its maps sized for them
+// (but resolved's: see resolveLeaf).
 func newLookupsFor(n int) *lookups {
 	return &lookups{lstat: make(map[string]fileLookup, n+16), stat: map[string]fileLookup{}, readlink: map[string]linkLookup{},
-		resolved: make(map[string]linkLookup, n+16), joined: map[[2]string]string{}, dirs: map[string]*dirNames{}}
+		resolved: make(map[string]linkLookup, 16), joined: map[[2]string]string{}, dirs: map[string]*dirNames{}}
 }
 
 func (l *lookups) Lstat(p string) (fs.FileInfo, error) {
@@ -427,6 +428,22 @@ func (l *lookups) resolvePathClean(p string, clean bool) (string, error) {
 		l.resolved[p] = r
 	}
 	return r.target, r.err
+}
+
+// resolveLeaf is resolvePathClean for a configured path, whose answer
+// is not remembered: each domain's state file is resolved once, and
+// remembering a thousand answers no one asks again cost more than
+// making them. Asked again, the answer is the same, made from what the
+// walk remembers (the directory's resolution, each lstat and readlink).
+func (l *lookups) resolveLeaf(p string, clean bool) (string, error) {
+	if l == nil {
+		return walkPath(l, p)
+	}
+	if r, ok := l.resolved[p]; ok {
+		return r.target, r.err
+	}
+	target, _, err := l.walkClean(p, clean)
+	return target, err
 }
 
 // walkClean is walkPath(l, p), and whether the walk met a component that

@@ -314,6 +314,9 @@ func (d *Decision) explainLosers(wi int) {
 	// later append copies instead of overwriting the next option's.
 	spare := make([]string, len(d.Options))
 	var buf []byte
+	// A tie is lost for one of three reasons, and the same words for
+	// every option that lost it: each is made once.
+	var ties [len(tieBreakReasons)]string
 	wScore, wFinite := fixed4(nil, w.Score)
 	for i := range d.Options {
 		if i == wi {
@@ -334,7 +337,11 @@ func (d *Decision) explainLosers(wi int) {
 		case o.Score > w.Score:
 			o.Reasons = append(o.Reasons, fmt.Sprintf("scored higher, but recalled lessons favour %s within %.1f points", w.Domain, LessonMargin))
 		case round9(o.Score) == round9(w.Score):
-			o.Reasons = append(o.Reasons, "tied with "+w.Domain+" and lost the tie-break ("+tieBreakWhy(w, *o)+")")
+			k := tieBreakKind(&w, o)
+			if ties[k] == "" {
+				ties[k] = "tied with " + w.Domain + " and lost the tie-break (" + tieBreakReasons[k] + ")"
+			}
+			o.Reasons = append(o.Reasons, ties[k])
 		default:
 			buf = append(buf[:0], "lower score than "...)
 			buf = append(buf, w.Domain...)
@@ -362,14 +369,18 @@ func fixed4(dst []byte, v float64) ([]byte, bool) {
 	return strconv.AppendFloat(dst, v, 'f', 4, 64), true
 }
 
-func tieBreakWhy(w, o Option) string {
+// tieBreakReasons are the reasons o loses a tie to w, by tieBreakKind.
+var tieBreakReasons = [...]string{"more executions", "lower weight", "later in config.domains"}
+
+// tieBreakKind is why o lost a tie to w: an index of tieBreakReasons.
+func tieBreakKind(w, o *Option) int {
 	switch {
 	case w.Executions != o.Executions:
-		return "more executions"
+		return 0
 	case w.Weight != o.Weight:
-		return "lower weight"
+		return 1
 	default:
-		return "later in config.domains"
+		return 2
 	}
 }
 

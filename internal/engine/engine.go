@@ -1132,12 +1132,28 @@ func (c *cycle) decideInput(obs *observe.Observation, ori orient.Orientation) de
 			entries = c.outc.Outcomes
 		}
 		in.History = map[string][]decide.Past{}
-		for _, o := range entries {
+		// Each domain's list made at its length first: a full outcome
+		// buffer is 200 cycles, most of them one domain's, and a list
+		// grown an entry at a time leaves a copy at every doubling.
+		n := map[string]int{}
+		for i := range entries {
+			if d := entries[i].Domain; d != "" {
+				n[d]++
+			}
+		}
+		for d, k := range n {
+			in.History[d] = make([]decide.Past, 0, k)
+		}
+		for i := range entries {
+			o := &entries[i]
 			if o.Domain == "" {
 				continue
 			}
 			in.History[o.Domain] = append(in.History[o.Domain], decide.Past{Quality: o.QualityMult, HadOutput: o.HadOutput != nil && *o.HadOutput})
 		}
+	}
+	if len(snap.State.DecisionLog) > 0 {
+		in.Log = make([]decide.LogEntry, 0, len(snap.State.DecisionLog))
 	}
 	for _, e := range snap.State.DecisionLog {
 		in.Log = append(in.Log, decide.LogEntry{Cycle: e.Cycle, Domain: e.SelectedDomain, Action: e.Action, HadOutput: e.HadOutput, SelectedByAlert: e.SelectedByAlert, Guidance: e.Guidance})

@@ -17,7 +17,11 @@ import (
 
 // Domain is one scoreable domain as observed this cycle.
 type Domain struct {
-	Config   config.Domain
+	// Config is the domain's entry in the configuration observed
+	// (Input.Config's Domains), shared with it, not copied: a thousand
+	// domains' copies were most of what an observation allocated. Like
+	// the rest of the configuration, it is only read.
+	Config   *config.Domain
 	Weight   float64 // effective weight after season overrides
 	State    state.DomainState
 	StateErr error
@@ -108,7 +112,7 @@ func Observe(in Input) *Observation {
 	// The domains observed, and their files: each domain's state file and
 	// lens are read first, all of them (Store.ReadEach shares the reads
 	// among goroutines), then taken in configuration order.
-	var observed []int // indexes into cfg.Domains
+	observed := make([]int, 0, len(cfg.Domains)) // indexes into cfg.Domains
 	for i, dc := range cfg.Domains {
 		switch {
 		case disabled[dc.Name]:
@@ -145,10 +149,9 @@ func Observe(in Input) *Observation {
 		lenses[i].found, lenses[i].err = in.Store.LensState(dc.Name)
 	})
 	for i, at := range observed {
-		// The configured domain is copied once, into the observation.
 		d := &o.Domains[i]
-		d.Config = cfg.Domains[at]
-		dc := &d.Config
+		d.Config = &cfg.Domains[at]
+		dc := d.Config
 		d.Weight = dc.Weight
 		if w, ok := mode.WeightOverrides[dc.Name]; seasonOn && ok {
 			d.Weight = w

@@ -50,3 +50,18 @@ func BenchmarkRecallReflections1000(b *testing.B) {
 		RecallReflections(rs, cands, 3)
 	}
 }
+
+// BenchmarkOrient1000Memos is Orient of 1,000 domains each with a memo
+// adjustment, as a project whose every domain lost a tie has them.
+func BenchmarkOrient1000Memos(b *testing.B) {
+	in := benchOrientInput(1000)
+	for i := range 1000 {
+		in.Memos.ScoreAdjustments[fmt.Sprintf("d%d", i)] = 0.5
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if o := Orient(in); len(o.Memo) != 1000 {
+			b.Fatalf("%d memo adjustments, want 1000", len(o.Memo))
+		}
+	}
+}

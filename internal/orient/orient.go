@@ -83,6 +83,12 @@ func Orient(in Input) Orientation {
 			known["implementation"] = true
 		}
 	}
+	if known != nil {
+		// Sized at once for the most domains the memos can name (each a
+		// configured one): a thousand adjustments grew the map through
+		// every size on the way.
+		o.Memo = make(map[string]float64, min(len(in.Memos.ScoreAdjustments)+len(in.Memos.Interventions), len(known)))
+	}
 	keys := make([]string, 0, len(in.Memos.ScoreAdjustments))
 	for k := range in.Memos.ScoreAdjustments {
 		keys = append(keys, k)

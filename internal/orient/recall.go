@@ -24,10 +24,7 @@ func RecallReflections(rs []state.Reflection, candidates []string, n int) Recall
 		return out
 	}
 	seen := map[string]bool{}
-	cand := make(map[string]bool, len(candidates))
-	for _, c := range candidates {
-		cand[c] = true
-	}
+	cand := candidateSet(rs, candidates)
 	pick := func(match bool) {
 		for i := len(rs) - 1; i >= 0 && len(out.Indexes) < n; i-- {
 			r := rs[i]
@@ -49,6 +46,31 @@ func RecallReflections(rs []state.Reflection, candidates []string, n int) Recall
 	pick(true)
 	pick(false)
 	return out
+}
+
+// candidateSet says, of every domain a reflection of rs names, whether
+// it is among candidates (a missing name is not). With fewer reflections
+// than candidates (a few dozen lessons, a thousand domains), the set is
+// of the reflections' domains, each marked when a candidate is it: the
+// same answers as a set of every candidate, without making one.
+func candidateSet(rs []state.Reflection, candidates []string) map[string]bool {
+	if len(rs) >= len(candidates) {
+		cand := make(map[string]bool, len(candidates))
+		for _, c := range candidates {
+			cand[c] = true
+		}
+		return cand
+	}
+	cand := make(map[string]bool, len(rs))
+	for _, r := range rs {
+		cand[r.Domain] = false
+	}
+	for _, c := range candidates {
+		if _, named := cand[c]; named {
+			cand[c] = true
+		}
+	}
+	return cand
 }
 
 func containsInt(list []int, v int) bool {

@@ -151,12 +151,12 @@ func BuildCardFrom(cfg *config.Config, st *state.Store, rec Recorded) CardView {
 	defer st.HoldRoot()()
 	// A project of many domains reads their lens changelogs while the
 	// files below are read.
-	var lensLogs func() []lensLog
+	var changelogs func() lensLogs
 	waitLogs := func() {}
 	if logs, ok := prefetched(cfg, st, rec); ok {
-		lensLogs = func() []lensLog { return logs }
+		changelogs = func() lensLogs { return logs }
 	} else {
-		lensLogs, waitLogs = readLensChangelogs(cfg, st)
+		changelogs, waitLogs = readLensChangelogs(cfg, st)
 	}
 	defer waitLogs()
 	entry, conf, memos, ledger := rec.usable()
@@ -259,7 +259,7 @@ func BuildCardFrom(cfg *config.Config, st *state.Store, rec Recorded) CardView {
 	a.PRNumber, a.RiskTier = e.PRNumber, e.RiskTier
 	a.Text, c.executed = cardActText(e)
 
-	c.Learn = cardLearnLines(cfg, st, lensLogs, snap, e, entryText, &v)
+	c.Learn = cardLearnLines(cfg, st, changelogs, snap, e, entryText, &v)
 	c.Cost = cardCostOf(cfg, snap.CostLedger, e)
 	if active, content := st.HaltExists(cfg.Safety.HaltFile); active {
 		r := state.HaltLine(content)
@@ -399,13 +399,13 @@ type cardPrOutcome struct {
 // reject that moved a confidence, a lens change, a new intervention,
 // delivered output, a micro-adjustment, a recalled lesson, else nothing
 // new. The first two are shown together when both happened.
-func cardLearnLines(cfg *config.Config, st *state.Store, lensLogs func() []lensLog, snap *state.Snapshot, e state.DecisionEntry, entry string, v *CardView) []CardLearn {
+func cardLearnLines(cfg *config.Config, st *state.Store, changelogs func() lensLogs, snap *state.Snapshot, e state.DecisionEntry, entry string, v *CardView) []CardLearn {
 	var out []CardLearn
 	micro, microDelta := cardMicroAdjustment(entry)
 	if l, ok := cardHumanDecision(snap, e, microDelta); ok {
 		out = append(out, l)
 	}
-	if l, ok := cardLensChange(cfg, st, lensLogs(), e.Cycle, v); ok {
+	if l, ok := cardLensChange(cfg, st, changelogs(), e.Cycle, v); ok {
 		out = append(out, l)
 	}
 	if len(out) > 0 {
@@ -550,10 +550,11 @@ func cardPlural(n int) string {
 // cardLensChange is the LEARN line of the lens changes (5-E) the cycle wrote
 // in any domain's lens_changelog.json (logs, as readLensChangelogs read
 // them): the largest, with the others counted.
-func cardLensChange(cfg *config.Config, st *state.Store, logs []lensLog, cycle int, v *CardView) (CardLearn, bool) {
+func cardLensChange(cfg *config.Config, st *state.Store, logs lensLogs, cycle int, v *CardView) (CardLearn, bool) {
 	var all []state.LensChange
 	for i, d := range cfg.Domains {
-		cl, err := logs[i].cl, logs[i].err
+		l := logs.at(i)
+		cl, err := l.cl, l.err
 		if err != nil {
 			if state.CheckName("domain", d.Name) == nil {
 				v.Corrupt = append(v.Corrupt, st.LensChangelogPath(d.Name))
@@ -603,6 +604,26 @@ type lensLog struct {
 	err error
 }
 
+// lensLogs are the lens changelogs of the configured domains, in their
+// order: base's, or when base is nil those ahead read ahead, but where
+// over holds one read again.
+type lensLogs struct {
+	base  []lensLog
+	ahead *LensPrefetch
+	over  map[int]lensLog
+}
+
+// at is the changelog of the i-th configured domain.
+func (l lensLogs) at(i int) lensLog {
+	if v, ok := l.over[i]; ok {
+		return v
+	}
+	if l.base == nil && l.ahead != nil {
+		return l.ahead.at(i)
+	}
+	return l.base[i]
+}
+
 // readAheadMin is the number of domains from which the card reads their
 // lens changelogs alongside its other files.
 const readAheadMin = 64
@@ -612,7 +633,7 @@ const readAheadMin = 64
 // and returns them in configuration order. With many domains the reads
 // start at once, beside the card's other reads, and wait waits for them
 // to end; with few they are made when logs is first called.
-func readLensChangelogs(cfg *config.Config, st *state.Store) (logs func() []lensLog, wait func()) {
+func readLensChangelogs(cfg *config.Config, st *state.Store) (logs func() lensLogs, wait func()) {
 	out := make([]lensLog, len(cfg.Domains))
 	read := func() {
 		st.ReadEach(len(cfg.Domains), func(i int) {
@@ -621,9 +642,9 @@ func readLensChangelogs(cfg *config.Config, st *state.Store) (logs func() []lens
 	}
 	if len(cfg.Domains) < readAheadMin {
 		var once sync.Once
-		return func() []lensLog {
+		return func() lensLogs {
 			once.Do(read)
-			return out
+			return lensLogs{base: out}
 		}, func() {}
 	}
 	done := make(chan struct{})
@@ -633,12 +654,12 @@ func readLensChangelogs(cfg *config.Config, st *state.Store) (logs func() []lens
 		defer func() { panicked = recover() }()
 		read()
 	}()
-	return func() []lensLog {
+	return func() lensLogs {
 		<-done
 		if panicked != nil {
 			panic(panicked)
 		}
-		return out
+		return lensLogs{base: out}
 	}, func() { <-done }
 }
 

@@ -512,8 +512,7 @@ func (s *Store) heldAbsent(rel string) bool {
 func (s *Store) readLensBytes(domain string, buf []byte) ([]byte, error) {
 	if h := s.held(); h != nil && h.state != nil && !directReadsOff {
 		// A plain name: one path element, no separator, no dot-dot.
-		sub := domain + string(filepath.Separator) + "lens.json"
-		if ok, b, err := h.beneath.readBytes(sub, "", s.maxRead(), buf); ok {
+		if ok, b, err := h.beneath.readBytesIn(domain, "lens.json", "", s.maxRead(), buf); ok {
 			if err != nil {
 				if pe, isPath := err.(*fs.PathError); isPath {
 					pe.Path = s.LensPath(domain)
@@ -542,7 +541,7 @@ func (s *Store) readHeldDomainFile(domain, name string, path func() string) (ok,
 	if h == nil || h.state == nil || directReadsOff {
 		return false, false, nil, nil
 	}
-	ok, fd, err := h.beneath.open(domain+string(filepath.Separator)+name, os.O_RDONLY|syscall.O_NONBLOCK)
+	ok, fd, err := h.beneath.openIn(domain, name, os.O_RDONLY|syscall.O_NONBLOCK)
 	if !ok {
 		return false, false, nil, nil
 	}
@@ -1156,18 +1155,14 @@ func (s *Store) removeTempFiles(domains bool) ([]string, error) {
 	}
 	var top dirResult
 	removeTemps(&top, ".", stateDir, names)
-	// A directory per domain: listed on a few goroutines, each one's
-	// findings kept at its index, so that they are reported in the same
-	// order as by one.
-	results := make([]dirResult, len(ents))
-	eachParallel(len(ents), func(i int) {
-		e := ents[i]
+	// listDir removes the temporary files of the directory entry e into
+	// res.
+	listDir := func(e fs.DirEntry, res *dirResult) {
 		// A symlinked directory is not entered: its files are someone
 		// else's, and a link out of the project is refused anyway.
 		if !e.IsDir() || (!domains && e.Name() != filepath.Base(s.EvolveDir)) {
 			return
 		}
-		res := &results[i]
 		dir := filepath.Join(stateDir, e.Name())
 		buf := direntBufs.Get().(*[]byte)
 		ok, entries, err := beneath.names(e.Name(), *buf)
@@ -1197,7 +1192,26 @@ func (s *Store) removeTempFiles(domains bool) ([]string, error) {
 		}
 		slices.Sort(entries)
 		removeTemps(res, e.Name(), dir, entries)
-	})
+	}
+	var results []dirResult
+	if domains {
+		// A directory per domain: listed on a few goroutines, each
+		// one's findings kept at its index, so that they are reported
+		// in the same order as by one.
+		results = make([]dirResult, len(ents))
+		eachParallel(len(ents), func(i int) { listDir(ents[i], &results[i]) })
+	} else {
+		// Only agent/state/evolve/ is entered: the one entry of that
+		// name, not a thousand domains' entries handed to goroutines
+		// to be passed over.
+		for _, e := range ents {
+			if e.Name() == filepath.Base(s.EvolveDir) {
+				var res dirResult
+				listDir(e, &res)
+				results = append(results, res)
+			}
+		}
+	}
 	removed, errs := top.removed, top.errs
 	for _, res := range results {
 		removed = append(removed, res.removed...)
@@ -1311,24 +1325,37 @@ func (d beneathDir) close() {
 // no symlink: a descriptor, or syscall.ENOENT. ok is false when openat2
 // cannot settle it and os.Root must.
 func (d beneathDir) open(name string, flags int) (ok bool, fd int, err error) {
+	return d.openIn(name, "", flags)
+}
+
+// openIn is open of dir/file, or of dir alone when file is "": the
+// name is put together in the call's own buffer, not in a string made
+// for the call.
+func (d beneathDir) openIn(dir, file string, flags int) (ok bool, fd int, err error) {
 	if d.rc == nil || openat2Off.Load() {
 		return false, -1, nil
 	}
-	p, perr := syscall.BytePtrFromString(name)
-	if perr != nil {
+	// A NUL cannot be passed in a path (syscall.BytePtrFromString
+	// refuses it): os.Root decides.
+	if strings.IndexByte(dir, 0) >= 0 || strings.IndexByte(file, 0) >= 0 {
 		return false, -1, nil
 	}
-	how := openHow{flags: uint64(flags | syscall.O_CLOEXEC | syscall.O_NOFOLLOW), resolve: resolveBeneath | resolveNoSymlinks}
-	var r1 uintptr
-	var errno syscall.Errno
-	if cerr := d.rc.Control(func(dfd uintptr) {
-		r1, _, errno = syscall.Syscall6(openat2Trap, dfd, uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
-	}); cerr != nil {
+	c := openCalls.Get().(*openCall)
+	defer openCalls.Put(c)
+	c.path = append(c.path[:0], dir...)
+	if file != "" {
+		c.path = append(c.path, filepath.Separator)
+		c.path = append(c.path, file...)
+	}
+	c.path = append(c.path, 0)
+	c.how = openHow{flags: uint64(flags | syscall.O_CLOEXEC | syscall.O_NOFOLLOW), resolve: resolveBeneath | resolveNoSymlinks}
+	c.r1, c.errno = 0, 0
+	if cerr := d.rc.Control(c.call); cerr != nil {
 		return false, -1, nil
 	}
-	switch errno {
+	switch c.errno {
 	case 0:
-		return true, int(r1), nil
+		return true, int(c.r1), nil
 	case syscall.ENOENT:
 		return true, -1, syscall.ENOENT
 	case syscall.ENOSYS, syscall.EPERM, syscall.EINVAL, syscall.E2BIG:
@@ -1337,6 +1364,27 @@ func (d beneathDir) open(name string, flags int) (ok bool, fd int, err error) {
 	}
 	return false, -1, nil
 }
+
+// openCall is one openat2 call: its NUL-terminated path, its open_how,
+// its results, and the function RawConn.Control runs, made once. A
+// cycle makes the call for every domain's lens and lens changelog: kept
+// in a pool, the call allocates nothing (a closure, the path and the
+// open_how for each would reach the heap through Control).
+type openCall struct {
+	path  []byte
+	how   openHow
+	r1    uintptr
+	errno syscall.Errno
+	call  func(dfd uintptr)
+}
+
+var openCalls = sync.Pool{New: func() any {
+	c := &openCall{path: make([]byte, 0, 64)}
+	c.call = func(dfd uintptr) {
+		c.r1, _, c.errno = syscall.Syscall6(openat2Trap, dfd, uintptr(unsafe.Pointer(&c.path[0])), uintptr(unsafe.Pointer(&c.how)), unsafe.Sizeof(c.how), 0, 0)
+	}
+	return c
+}}
 
 // read is readIn of name under d (display names it in errors); ok is
 // false when os.Root must read it.
@@ -1361,7 +1409,12 @@ func (d beneathDir) read(name, display string, limit int64) (ok bool, b []byte, 
 // decide, with their errors — for anything else: a file that is not
 // regular or is larger than limit, and any error but a missing file.
 func (d beneathDir) readBytes(name, display string, limit int64, buf []byte) (ok bool, b []byte, err error) {
-	ok, fd, err := d.open(name, os.O_RDONLY|syscall.O_NONBLOCK)
+	return d.readBytesIn(name, "", display, limit, buf)
+}
+
+// readBytesIn is readBytes of dir/file (openIn).
+func (d beneathDir) readBytesIn(dir, file, display string, limit int64, buf []byte) (ok bool, b []byte, err error) {
+	ok, fd, err := d.openIn(dir, file, os.O_RDONLY|syscall.O_NONBLOCK)
 	if !ok || err != nil {
 		if err != nil {
 			err = &fs.PathError{Op: "open", Path: display, Err: err}
