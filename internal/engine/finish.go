@@ -515,15 +515,26 @@ func contrarianOf(m state.Memos, cycle int, log []state.DecisionEntry) *state.Co
 			}
 		}
 		if r.DominantDomain != "" {
-			var decisions []state.DecisionEntry
-			for _, e := range log {
-				if !e.IsSkip() && e.SelectedDomain != "" && e.Cycle <= cycle {
-					decisions = append(decisions, e)
+			// The window of the check: the last ContrarianWindow entries
+			// that chose a domain, counted in the log itself (an entry is
+			// a large value, not worth a list of copies).
+			decided := func(e *state.DecisionEntry) bool {
+				return !e.IsSkip() && e.SelectedDomain != "" && e.Cycle <= cycle
+			}
+			n := 0
+			for i := range log {
+				if decided(&log[i]) {
+					n++
 				}
 			}
-			for _, e := range decisions[max(0, len(decisions)-reflect.ContrarianWindow):] {
-				if e.SelectedDomain == r.DominantDomain {
-					r.DominantFrequency++
+			before := max(0, n-reflect.ContrarianWindow)
+			for i := range log {
+				if e := &log[i]; decided(e) {
+					if before > 0 {
+						before--
+					} else if e.SelectedDomain == r.DominantDomain {
+						r.DominantFrequency++
+					}
 				}
 			}
 		}

@@ -261,12 +261,20 @@ func (c *cycle) writeProposals(ctx context.Context) {
 		}
 	}
 	sort.SliceStable(due, func(i, j int) bool { return due[i].ProposalName() < due[j].ProposalName() })
+	var written func(string) bool
+	if len(due) > 0 {
+		written = c.store.ProposalsWritten()
+	}
 	for i, g := range due {
 		if ctx.Err() != nil {
 			c.printf("[WARN] Skill proposals: stopped (%v); %d gap(s) not looked at.", context.Cause(ctx), len(due)-i)
 			return
 		}
 		name := g.ProposalName()
+		if written(name) {
+			// WriteProposal would write nothing: the text is not made.
+			continue
+		}
 		wrote, err := c.store.WriteProposal(name, reflect.Proposal(g, c.now))
 		switch {
 		case errors.Is(err, state.ErrProposalsFull):

@@ -412,11 +412,14 @@ func AppendDecision(log []state.DecisionEntry, e state.DecisionEntry, size int) 
 	if size <= 0 {
 		size = 20
 	}
-	log = append(log, e)
-	if len(log) > size {
-		log = append([]state.DecisionEntry(nil), log[len(log)-size:]...)
+	if len(log)+1 > size {
+		// The newest size entries, copied once into a list of their
+		// own (appending first would copy the whole log before).
+		kept := make([]state.DecisionEntry, 0, size)
+		kept = append(kept, log[len(log)+1-size:]...)
+		return append(kept, e)
 	}
-	return log
+	return append(log, e)
 }
 
 // Changelog renders the 6-C3 CHANGELOG.md entry: every field, every time.
@@ -672,16 +675,27 @@ func AppendOutcome(os state.Outcomes, o state.Outcome, size int) state.Outcomes 
 	}
 	// A cycle recovered after a crash reuses its number: its outcome
 	// replaces the half-recorded one rather than counting twice.
-	kept := make([]state.Outcome, 0, len(os.Entries)+1)
-	for _, e := range os.Entries {
-		if e.CycleID != o.CycleID {
-			kept = append(kept, e)
+	// The list is built once, at its final length: a full buffer is 200
+	// entries, and copying them all to drop the oldest made it twice.
+	n := 1
+	for i := range os.Entries {
+		if os.Entries[i].CycleID != o.CycleID {
+			n++
 		}
 	}
-	os.Entries = append(kept, o)
-	if len(os.Entries) > size {
-		os.Entries = append([]state.Outcome(nil), os.Entries[len(os.Entries)-size:]...)
+	drop := max(0, n-size)
+	kept := make([]state.Outcome, 0, n-drop)
+	for i := range os.Entries {
+		if os.Entries[i].CycleID == o.CycleID {
+			continue
+		}
+		if drop > 0 {
+			drop--
+			continue
+		}
+		kept = append(kept, os.Entries[i])
 	}
+	os.Entries = append(kept, o)
 	return os
 }
 

@@ -1200,16 +1200,34 @@ func ContrarianCheck(in ContrarianInput) (*state.Intervention, string) {
 	if in.Cycle < 1 || in.Cycle%interval != 0 {
 		return nil, fmt.Sprintf("not a contrarian cycle (every %d cycles)", interval)
 	}
-	var decisions []state.DecisionEntry
-	for _, e := range in.Log {
-		if !e.IsSkip() && e.SelectedDomain != "" && e.Cycle <= in.Cycle {
-			decisions = append(decisions, e)
+	// The decisions are the log's entries that chose a domain by this
+	// cycle; the window, the last ContrarianWindow of them. Both are
+	// walked in the log itself: an entry is a large value, and a list of
+	// copies cost more than the check.
+	decided := func(e *state.DecisionEntry) bool {
+		return !e.IsSkip() && e.SelectedDomain != "" && e.Cycle <= in.Cycle
+	}
+	decisions := 0
+	for i := range in.Log {
+		if decided(&in.Log[i]) {
+			decisions++
 		}
 	}
-	window := decisions[max(0, len(decisions)-ContrarianWindow):]
+	before := max(0, decisions-ContrarianWindow)
+	window := decisions - before
 	wins := map[string]int{}
+	selected := map[string]int{}
 	dom, domN := "", 0
-	for _, e := range window {
+	for i := range in.Log {
+		e := &in.Log[i]
+		if !decided(e) {
+			continue
+		}
+		selected[e.SelectedDomain]++
+		if before > 0 {
+			before--
+			continue
+		}
 		wins[e.SelectedDomain]++
 		if n := wins[e.SelectedDomain]; n > domN {
 			dom, domN = e.SelectedDomain, n
@@ -1217,10 +1235,6 @@ func ContrarianCheck(in ContrarianInput) (*state.Intervention, string) {
 	}
 	if domN < ContrarianWins {
 		return nil, fmt.Sprintf("no domain won %d of the last %d decisions (most: %d)", ContrarianWins, ContrarianWindow, domN)
-	}
-	selected := map[string]int{}
-	for _, e := range decisions {
-		selected[e.SelectedDomain]++
 	}
 	var disabled []string
 	if in.Config != nil {
@@ -1240,11 +1254,11 @@ func ContrarianCheck(in ContrarianInput) (*state.Intervention, string) {
 		}
 	}
 	if least == "" {
-		return nil, fmt.Sprintf("%s won %d of the last %d decisions but no other active domain exists", dom, domN, len(window))
+		return nil, fmt.Sprintf("%s won %d of the last %d decisions but no other active domain exists", dom, domN, window)
 	}
 	iv := &state.Intervention{Domain: least, Delta: ContrarianDelta, Type: "contrarian",
 		Reason: fmt.Sprintf("Contrarian check at cycle %d: %s won %d of the last %d decisions; %s selected least (%d)",
-			in.Cycle, dom, domN, len(window), least, leastN),
+			in.Cycle, dom, domN, window, least, leastN),
 		CreatedAtCycle: in.Cycle, ExpiresAfterCycles: ContrarianCycles}
 	// The original's contrarian interventions name the domain they lean
 	// against; its readers show it.

@@ -167,8 +167,12 @@ func (b *Batch) done(files []*batchFile) error {
 // directory. A failure of one file does not stop the others; each file's
 // err says what happened to it.
 func commitIn(r *os.Root, files []*batchFile) {
+	// One buffer compares every file already in place with its new
+	// bytes, in turn: a cycle's batch holds a dozen files, several of
+	// them at their cap and so of their old size.
+	var scratch []byte
 	for _, f := range files {
-		prepare(r, f)
+		prepare(r, f, &scratch)
 	}
 	var wg sync.WaitGroup
 	for _, f := range files {
@@ -242,8 +246,9 @@ func commitIn(r *os.Root, files []*batchFile) {
 
 // prepare opens what commitIn will fsync for f: the file already in
 // place when it holds exactly f's bytes (f.skip), or else a new
-// temporary file holding them. f.err is set on failure.
-func prepare(r *os.Root, f *batchFile) {
+// temporary file holding them. f.err is set on failure. scratch is the
+// buffer the comparison reads into (see readsAsIn).
+func prepare(r *os.Root, f *batchFile, scratch *[]byte) {
 	dir, base := filepath.Dir(f.rel), filepath.Base(f.rel)
 	if dir != "." {
 		if err := r.MkdirAll(dir, 0o755); err != nil {
@@ -251,7 +256,7 @@ func prepare(r *os.Root, f *batchFile) {
 			return
 		}
 	}
-	if same := openSame(r, f.rel, f.data, f.perm); same != nil {
+	if same := openSame(r, f.rel, f.data, f.perm, scratch); same != nil {
 		f.f, f.skip = same, true
 		return
 	}
@@ -283,8 +288,8 @@ func prepare(r *os.Root, f *batchFile) {
 // what a rewrite would make it: a regular file (not a symlink, which a
 // rewrite replaces), of one link, owned by this process's user, with perm
 // and exactly data. Otherwise nil. At most len(data)+1 bytes are read,
-// and only from a file of data's size.
-func openSame(r *os.Root, name string, data []byte, perm os.FileMode) *os.File {
+// and only from a file of data's size, into scratch (see readsAsIn).
+func openSame(r *os.Root, name string, data []byte, perm os.FileMode, scratch *[]byte) *os.File {
 	fi, err := r.Lstat(name)
 	if err != nil || !sameShape(fi, int64(len(data)), perm) {
 		return nil
@@ -298,7 +303,7 @@ func openSame(r *os.Root, name string, data []byte, perm os.FileMode) *os.File {
 		f.Close()
 		return nil
 	}
-	if !readsAs(f, data) {
+	if !readsAsIn(f, data, scratch) {
 		f.Close()
 		return nil
 	}
@@ -315,7 +320,19 @@ const sameChunk = 16 << 10
 // before comparing cost a read and a growing buffer of every such file.
 // At most len(data)+1 bytes are read; a read error is a difference.
 func readsAs(f io.Reader, data []byte) bool {
-	buf := make([]byte, min(len(data)+1, sameChunk))
+	var scratch []byte
+	return readsAsIn(f, data, &scratch)
+}
+
+// readsAsIn is readsAs reading into *scratch, grown when it is too short
+// for a piece and kept for the next call: what it held before is only
+// ever overwritten, never compared.
+func readsAsIn(f io.Reader, data []byte, scratch *[]byte) bool {
+	n := min(len(data)+1, sameChunk)
+	if cap(*scratch) < n {
+		*scratch = make([]byte, n)
+	}
+	buf := (*scratch)[:n]
 	off := 0
 	for {
 		// Up to one byte past data: a longer file differs.

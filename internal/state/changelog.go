@@ -1,12 +1,14 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // ChangelogMax is how many cycle entries CHANGELOG.md keeps (6-C3).
@@ -47,7 +49,9 @@ func (s *Store) PrependChangelog(entry string) error {
 	default:
 		return fmt.Errorf("read %s: %w", p, err)
 	}
-	if err := s.writeFile(p, []byte(prependChangelog(string(old), entry))); err != nil {
+	// old is this read's own, and only read: the text is cut from it
+	// in place rather than from a copy (a full CHANGELOG.md is 25 KB).
+	if err := s.writeFile(p, prependChangelog(bytesText(old), entry)); err != nil {
 		return err
 	}
 	s.written[p] = true
@@ -65,15 +69,37 @@ func (s *Store) ChangelogEntries() ([]string, error) {
 		}
 		return nil, err
 	}
+	// b is this read's own, and only read: the entries are cut from it
+	// in place.
+	return changelogEntriesFromText(bytesText(b)), nil
+}
+
+// changelogEntriesFromText is ChangelogEntries on the file's text. An
+// entry that already ends with a single line end (as every entry ooda
+// writes does) is a slice of text, not a copy.
+func changelogEntriesFromText(text string) []string {
 	var entries []string
-	for _, bl := range splitChangelog(string(b)) {
+	for _, bl := range splitChangelog(text) {
 		if bl.cycle {
 			body, _ := cutSeparator(bl.text)
-			entries = append(entries, strings.TrimRight(body, "\r\n")+"\n")
+			entries = append(entries, entryWithOneLineEnd(body))
 		}
 	}
-	return entries, nil
+	return entries
 }
+
+// entryWithOneLineEnd is strings.TrimRight(body, "\r\n") + "\n": body
+// itself when it already ends so.
+func entryWithOneLineEnd(body string) string {
+	if n := len(body); n >= 2 && body[n-1] == '\n' && body[n-2] != '\n' && body[n-2] != '\r' {
+		return body
+	}
+	return strings.TrimRight(body, "\r\n") + "\n"
+}
+
+// bytesText is b as a string without a copy, for bytes a read made for
+// its caller alone, which nothing changes afterwards.
+func bytesText(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // clBlock is one piece of CHANGELOG.md: the text before the first heading,
 // or a level-1/level-2 heading with everything up to the next one.
@@ -83,8 +109,10 @@ type clBlock struct {
 	h2    bool // any level-2 heading, cycle entries included
 }
 
-// prependChangelog is PrependChangelog on the file's text.
-func prependChangelog(old, entry string) string {
+// prependChangelog is PrependChangelog on the file's text: the new
+// file's bytes, written once into a buffer of their size (the file is
+// rewritten whole every cycle, and its blocks are slices of old).
+func prependChangelog(old, entry string) []byte {
 	blocks := splitChangelog(old)
 	nl := "\n"
 	if strings.Contains(old, "\r\n") {
@@ -117,24 +145,27 @@ func prependChangelog(old, entry string) string {
 		}
 		sep += "\n"
 	}
-	text := lf(strings.TrimRight(entry, "\r\n")) + "\n" + sep
+	text := strings.ReplaceAll(lf(strings.TrimRight(entry, "\r\n"))+"\n"+sep, "\n", nl)
 
-	var head strings.Builder
+	// The blocks cover old in order, so the head — every block above
+	// the newest entry — is the start of old.
+	headLen := 0
 	for _, bl := range blocks[:at] {
-		head.WriteString(bl.text)
+		headLen += len(bl.text)
 	}
-	h := head.String()
+	h := old[:headLen]
+	out := make([]byte, 0, len(old)+len(text)+len(changelogHeader)+2*len(nl))
 	switch {
 	case strings.TrimSpace(h) == "":
-		h = strings.ReplaceAll(changelogHeader, "\n", nl)
+		out = append(out, strings.ReplaceAll(changelogHeader, "\n", nl)...)
 	case !strings.HasSuffix(h, "\n"):
-		h += nl + nl
+		out = append(append(append(out, h...), nl...), nl...)
 	case at == len(blocks) && !strings.HasSuffix(lf(h), "\n\n"):
-		h += nl
+		out = append(append(out, h...), nl...)
+	default:
+		out = append(out, h...)
 	}
-	var b strings.Builder
-	b.WriteString(h)
-	b.WriteString(strings.ReplaceAll(text, "\n", nl))
+	out = append(out, text...)
 	// The oldest cycle entries beyond the cap go; nothing else does.
 	n, last, dropped := 1, true, false
 	for _, bl := range blocks[at:] {
@@ -144,14 +175,13 @@ func prependChangelog(old, entry string) string {
 				continue
 			}
 		}
-		b.WriteString(bl.text)
+		out = append(out, bl.text...)
 		last = bl.cycle
 	}
-	out := b.String()
 	if last && (at == len(blocks) || dropped) {
 		// The file now ends with an entry that was followed by another:
 		// one line end, not the separator that came before the next.
-		out = strings.TrimRight(out, "\r\n") + nl
+		out = append(bytes.TrimRight(out, "\r\n"), nl...)
 	}
 	return out
 }
@@ -162,14 +192,18 @@ func lf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 // cutSeparator splits a block into its body and its trailing separator:
 // the blank lines and thematic breaks ("---") after its last line of
 // content.
+//
+// It walks the lines back from the end without listing them: every
+// entry is cut once a cycle to prepend and once to show the card.
 func cutSeparator(block string) (body, sep string) {
-	lines := strings.SplitAfter(block, "\n")
 	end := len(block)
-	for i := len(lines) - 1; i >= 0; i-- {
-		if t := strings.TrimSpace(lines[i]); t != "" && !isBreak(t) {
+	for end > 0 {
+		// The last line of block[:end], with its line end if it has one.
+		start := strings.LastIndexByte(block[:end-1], '\n') + 1
+		if t := strings.TrimSpace(block[start:end]); t != "" && !isBreak(t) {
 			break
 		}
-		end -= len(lines[i])
+		end = start
 	}
 	return block[:end], block[end:]
 }
@@ -318,6 +352,36 @@ const ProposalsMax = 50
 // ErrProposalsFull is returned by WriteProposal when proposed-skills/
 // already holds ProposalsMax proposals.
 var ErrProposalsFull = errors.New("proposed-skills/ is full")
+
+// ProposalWritten says whether proposed-skills/<gap>.md exists (anything
+// at that name, as WriteProposal tests it): a gap that recurs every cycle
+// asks every cycle, and its proposal's text need not be made again to be
+// refused.
+func (s *Store) ProposalWritten(gap string) bool {
+	_, err := s.lstat(filepath.Join(s.EvolveDir, "proposed-skills", safeName(gap)+".md"))
+	return err == nil
+}
+
+// ProposalsWritten is ProposalWritten for the gaps of a whole cycle:
+// proposed-skills/ is listed once and each gap's proposal looked for in
+// the listing — a name listed is one that something is at, as the lookup
+// of each would find it — instead of a lookup of the path of each, which
+// walks it from the project's root. A directory that cannot be listed
+// (refused, unreadable) leaves each answer to ProposalWritten.
+func (s *Store) ProposalsWritten() func(gap string) bool {
+	names, err := s.readDirNames(filepath.Join(s.EvolveDir, "proposed-skills"))
+	switch {
+	case err == nil:
+		listed := make(map[string]bool, len(names))
+		for _, n := range names {
+			listed[n] = true
+		}
+		return func(gap string) bool { return listed[safeName(gap)+".md"] }
+	case errors.Is(err, fs.ErrNotExist):
+		return func(string) bool { return false }
+	}
+	return s.ProposalWritten
+}
 
 // WriteProposal writes proposed-skills/<gap>.md once (5-B); wrote is false
 // when the proposal already exists. When the directory already holds

@@ -146,7 +146,11 @@ func (e *DecisionEntry) readAs() (any, Extra) {
 // MarshalJSON writes unknown keys back; an entry read from the file is
 // written as it was read, but for the keys that changed (see readEntry).
 func (e DecisionEntry) MarshalJSON() ([]byte, error) {
-	return e.read.encode(decisionAlias(e.canonical()), e.Extra)
+	c := e.canonical()
+	if b, ok := e.read.unchangedDecision((*decisionAlias)(&c), e.Extra); ok {
+		return b, nil
+	}
+	return e.read.encode(decisionAlias(c), e.Extra)
 }
 
 // canonical is the entry as it is encoded: chain_executed is a list, even

@@ -255,6 +255,64 @@ func sameExtra(a, b Extra) bool {
 	return true
 }
 
+// unboxedOff, set by the tests, sends every entry to readEntry.encode,
+// boxed: what the shortcuts below spare, kept as their oracle.
+var unboxedOff bool
+
+// The shortcuts below are sameEntryFast's first answer — an entry that
+// is still the value read is its bytes as read — asked before the entry
+// is boxed for readEntry.encode: a file's hundreds of entries, nearly all
+// unchanged, each cost a heap copy of the entry to say so.
+
+// unchangedOutcome is r's bytes when cur, with its unknown keys extra,
+// is still the outcome read (see sameEntryFast).
+func (r *readEntry) unchangedOutcome(cur *outcomeAlias, extra Extra) ([]byte, bool) {
+	if r == nil || entryFastOff || unboxedOff {
+		return nil, false
+	}
+	base, ok := r.base.(*outcomeAlias)
+	if !ok || !sameOutcome(base, cur) || !sameExtra(r.baseExtra, extra) {
+		return nil, false
+	}
+	return r.raw, true
+}
+
+// unchangedDecision is unchangedOutcome for a decision-log entry.
+func (r *readEntry) unchangedDecision(cur *decisionAlias, extra Extra) ([]byte, bool) {
+	if r == nil || entryFastOff || unboxedOff {
+		return nil, false
+	}
+	base, ok := r.base.(*decisionAlias)
+	if !ok || !sameDecision(base, cur) || !sameExtra(r.baseExtra, extra) {
+		return nil, false
+	}
+	return r.raw, true
+}
+
+// unchangedEpisode is unchangedOutcome for an episode.
+func (r *readEntry) unchangedEpisode(cur *episodeAlias, extra Extra) ([]byte, bool) {
+	if r == nil || entryFastOff || unboxedOff {
+		return nil, false
+	}
+	base, ok := r.base.(*episodeAlias)
+	if !ok || !sameEpisode(base, cur) || !sameExtra(r.baseExtra, extra) {
+		return nil, false
+	}
+	return r.raw, true
+}
+
+// unchangedReflection is unchangedOutcome for a reflection.
+func (r *readEntry) unchangedReflection(cur *reflectionAlias, extra Extra) ([]byte, bool) {
+	if r == nil || entryFastOff || unboxedOff {
+		return nil, false
+	}
+	base, ok := r.base.(*reflectionAlias)
+	if !ok || !sameReflection(base, cur) || !sameExtra(r.baseExtra, extra) {
+		return nil, false
+	}
+	return r.raw, true
+}
+
 // sameEntryFast is the test encodeReadLazily makes of an entry whose
 // type has its own comparison (sameEntry and sameValue for it): known
 // is false for any other, left to the general one.

@@ -89,8 +89,8 @@ func encodeReadEagerly(r *readEntry, v any, extra Extra) ([]byte, error) {
 // withEagerEntries runs f with every entry read encoded by the oracle.
 func withEagerEntries(f func()) {
 	saved := encodeRead
-	encodeRead = encodeReadEagerly
-	defer func() { encodeRead = saved }()
+	encodeRead, unboxedOff = encodeReadEagerly, true
+	defer func() { encodeRead, unboxedOff = saved, false }()
 	f()
 }
 

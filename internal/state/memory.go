@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Memory files under agent/state/evolve/.
@@ -79,6 +80,9 @@ var episodeAliasType = reflect.TypeFor[episodeAlias]()
 // MarshalJSON writes unknown keys back; an entry read from the file is
 // written as it was read, but for the keys that changed (see readEntry).
 func (e Episode) MarshalJSON() ([]byte, error) {
+	if b, ok := e.read.unchangedEpisode((*episodeAlias)(&e), e.Extra); ok {
+		return b, nil
+	}
 	return e.read.encode(episodeAlias(e), e.Extra)
 }
 
@@ -454,6 +458,9 @@ var reflectionAliasType = reflect.TypeFor[reflectionAlias]()
 // MarshalJSON writes unknown keys back; an entry read from the file is
 // written as it was read, but for the keys that changed (see readEntry).
 func (r Reflection) MarshalJSON() ([]byte, error) {
+	if b, ok := r.read.unchangedReflection((*reflectionAlias)(&r), r.Extra); ok {
+		return b, nil
+	}
 	return r.read.encode(reflectionAlias(r), r.Extra)
 }
 
@@ -778,17 +785,34 @@ func readFields(base reflect.Value, extra Extra) map[string]json.RawMessage {
 }
 
 // had says whether the entry as read held key.
-func (r *readEntry) had(key string) bool {
-	members, ok := scanObject(r.raw)
-	if !ok {
+func (r *readEntry) had(key string) bool { return objectHasKey(r.raw, key) }
+
+// objectHasKey says whether b, one JSON object with only blanks around
+// it, has a member whose key, unquoted, is key: what looking through
+// scanObject's members says (false when b is not such an object),
+// without making the list of members and a string of every key. A gap's
+// Record asks it of every field it updates, for every gap, every cycle.
+func objectHasKey(b []byte, key string) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
 		return false
 	}
-	for _, m := range members {
-		if m.key == key {
-			return true
-		}
+	found := false
+	end, ok := scanContainer(b, i, 1, func(q, _ []byte) bool {
+		found = found || quotedKeyIs(q, key)
+		return true
+	})
+	return ok && skipSpace(b, end) == len(b) && found
+}
+
+// quotedKeyIs says whether q, a key as the scanners took it (with its
+// quotes), unquotes to key: compared as written when unquoting would
+// give its content back as it is (unquoteKey's own test), else unquoted.
+func quotedKeyIs(q []byte, key string) bool {
+	if bytes.IndexByte(q, '\\') < 0 && utf8.Valid(q) {
+		return string(q[1:len(q)-1]) == key
 	}
-	return false
+	return unquoted(q) == key
 }
 
 // encode is v (an alias struct value) with extra as the entry r was read
@@ -820,6 +844,9 @@ func encodeReadLazily(r *readEntry, v any, extra Extra) ([]byte, error) {
 	enc, err := marshalKeep(v, extra)
 	if err != nil || !ok {
 		return enc, err
+	}
+	if out, done, err := encodeChangedPlain(r.raw, enc, base, baseExtra); done {
+		return out, err
 	}
 	fields := readFields(base, baseExtra)
 	if fields == nil {
@@ -881,6 +908,186 @@ func encodeReadLazily(r *readEntry, v any, extra Extra) ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// changedPlainOff, set by the tests, sends every changed entry to the
+// maps below encodeChangedPlain: the general path, kept as its oracle.
+var changedPlainOff bool
+
+// changedPlainMax is how many members each of the three objects
+// encodeChangedPlain compares may have: it looks keys up by walking the
+// lists, and marks the changed and removed ones in a word's bits.
+const changedPlainMax = 64
+
+// encodeChangedPlain is the rest of encodeReadLazily for an entry that
+// changed since it was read — its new encoding enc, the value read base
+// with its unknown keys — when every key of the three objects (enc, the
+// value read encoded again, the entry's bytes as read raw) is plain:
+// printable ASCII that needs no escape, so that a key is its own
+// unquoted value and written back exactly as it was. The entry keeps
+// its bytes but for the keys whose value changed (written in place, or
+// added at the end) and the keys removed, as the maps of the general
+// path decide, looked up here in the lists of members themselves: a gap
+// recurring every cycle is rewritten every cycle, and the maps, the
+// lists of members and a string of every key cost more than the entry.
+// done is false when it cannot say (a key not plain, too many members):
+// the general path then decides, from the start.
+func encodeChangedPlain(raw, enc []byte, base reflect.Value, baseExtra Extra) (out []byte, done bool, err error) {
+	if changedPlainOff {
+		return nil, false, nil
+	}
+	benc, err := marshalKeep(base.Interface(), baseExtra)
+	if err != nil {
+		// The entry as read does not encode: written as a new one.
+		return enc, true, nil
+	}
+	buf := memberBufs.Get().(*[]rawMember)
+	defer putMembers(buf)
+	ms, ok := scanMembersInto((*buf)[:0], benc)
+	*buf = ms
+	if !ok {
+		return enc, true, nil
+	}
+	nf := len(ms)
+	if ms, ok = scanMembersInto(ms, enc); !ok {
+		*buf = ms
+		return nil, true, fmt.Errorf("not a JSON object")
+	}
+	*buf = ms
+	read, cur := ms[:nf:nf], ms[nf:]
+	if !plainMembers(read) || !plainMembers(cur) {
+		return nil, false, nil
+	}
+	// The members of cur whose value is not the one read, and those of
+	// read whose key cur no longer has. A key's value is its last
+	// member's, as a map of the members would hold it.
+	var changed, removed uint64
+	for i, m := range cur {
+		if j := lastMember(read, m.quoted); j < 0 || !bytes.Equal(read[j].val, m.val) {
+			changed |= 1 << i
+		}
+	}
+	for i, m := range read {
+		if lastMember(cur, m.quoted) < 0 {
+			removed |= 1 << i
+		}
+	}
+	if changed == 0 && removed == 0 {
+		return raw, true, nil
+	}
+	if ms, ok = scanMembersInto(ms, raw); !ok {
+		*buf = ms
+		return enc, true, nil
+	}
+	*buf = ms
+	was := ms[nf+len(cur):]
+	if !plainMembers(was) {
+		return nil, false, nil
+	}
+	isChanged := func(q []byte) bool { return marked(cur, changed, q, bytes.Equal) }
+	out = make([]byte, 0, len(raw)+len(enc))
+	out = append(out, '{')
+	first := true
+	write := func(q, val []byte) {
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = append(out, q...)
+		out = append(out, ':')
+		out = append(out, val...)
+	}
+	for _, m := range was {
+		k := m.quoted
+		switch {
+		case isChanged(k):
+			write(k, cur[lastMember(cur, k)].val)
+		case marked(read, removed, k, bytes.Equal):
+		case lastMember(cur, k) < 0 && (marked(cur, changed, k, foldEqual) || marked(read, removed, k, foldEqual)):
+			// A case variant of a key rewritten or removed: decoding
+			// read it into that key's field, and keeping it would let
+			// it override the new value when the file is read again.
+		default:
+			write(k, m.val)
+		}
+	}
+	for _, m := range cur {
+		// A changed key the entry did not have goes at the end.
+		if isChanged(m.quoted) && lastMember(was, m.quoted) < 0 {
+			write(m.quoted, cur[lastMember(cur, m.quoted)].val)
+		}
+	}
+	return append(out, '}'), true, nil
+}
+
+// plainMembers says whether there are at most changedPlainMax members
+// and every key is plain (see encodeChangedPlain).
+func plainMembers(ms []rawMember) bool {
+	if len(ms) > changedPlainMax {
+		return false
+	}
+	for _, m := range ms {
+		if !plainQuotedKey(m.quoted) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainQuotedKey says whether q, a key with its quotes, holds only
+// printable ASCII that json.Marshal writes as it is: no quote, no
+// backslash, none of the characters it escapes for HTML. Such a key
+// unquotes to its content, and memberWriter writes it back as q.
+func plainQuotedKey(q []byte) bool {
+	for _, c := range q[1 : len(q)-1] {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// lastMember is the index of the last member of ms whose key is q (as
+// written), or -1.
+func lastMember(ms []rawMember, q []byte) int {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if bytes.Equal(ms[i].quoted, q) {
+			return i
+		}
+	}
+	return -1
+}
+
+// marked says whether a member of ms whose bit is set in bits has a key
+// that eq says is q.
+func marked(ms []rawMember, bits uint64, q []byte, eq func(a, b []byte) bool) bool {
+	for i, m := range ms {
+		if bits&(1<<i) != 0 && eq(m.quoted, q) {
+			return true
+		}
+	}
+	return false
+}
+
+// foldEqual says whether two plain keys fold alike (foldKey's ASCII
+// case: a lower-case letter is its upper case).
+func foldEqual(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if 'a' <= x && x <= 'z' {
+			x -= 'a' - 'A'
+		}
+		if 'a' <= y && y <= 'z' {
+			y -= 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // sameEntry says whether the entry value cur (an alias struct value)

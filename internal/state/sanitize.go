@@ -318,7 +318,9 @@ func clampFloats(v reflect.Value, ptr string, report func(ptr string, was, now f
 	if ptr != "" {
 		root = &ptrPath{kind: pathRaw, tok: ptr}
 	}
-	clampAt(v, root, new(pathArena), report)
+	a := getPathArena()
+	defer putPathArena(a)
+	clampAt(v, root, a, report)
 }
 
 // clampField is a field clampFloats descends into: its index and the key

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // A state file that grows with a project's age is mostly entries this
@@ -59,7 +60,8 @@ func encodeSpliced(v any) ([]byte, bool) {
 	if p == nil {
 		return nil, false
 	}
-	w := indentWriter{out: make([]byte, 0, min(max(256, p.lastIndented.Load()*9/8), 512<<10))}
+	room, sized := outputRoom(p.lastIndented.Load(), reflect.TypeOf(v))
+	w := indentWriter{out: make([]byte, 0, room), sized: sized}
 	if !w.appendStruct(p, rv, 0) {
 		return nil, false
 	}
@@ -74,11 +76,46 @@ func encodeSpliced(v any) ([]byte, bool) {
 	return w.out, true
 }
 
+// readSizes holds, by document type (State, Outcomes, …), the size of
+// the file of that type a Load read last (noteReadSize): the room its
+// first encoding in the process starts with. A process writes most files
+// once; without it, a 74 KB outcomes.json grew its buffer from 256 bytes
+// and left a copy at every step, every one a page the process touches.
+var readSizes sync.Map // reflect.Type -> int64
+
+// noteReadSize records that a file of n bytes was read into v (a
+// pointer to its document's value).
+func noteReadSize(v any, n int) {
+	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
+		readSizes.Store(t.Elem(), int64(n))
+	}
+}
+
+// outputRoom is the capacity an indented document of type t starts
+// with: a little more than its type's last indented encoding in this
+// process (last), or, before there was one, than the file of its type
+// read, which a cycle's change (an entry added or replaced) alters by
+// little; 256 bytes when neither is known, and never more than 512 KiB
+// at once. sized says whether it came from a size known. Only the room
+// depends on it, never the bytes written.
+func outputRoom(last int64, t reflect.Type) (room int64, sized bool) {
+	if last == 0 && t != nil {
+		if n, ok := readSizes.Load(t); ok {
+			last = n.(int64)
+			return min(max(256, last+last/16+512), 512<<10), true
+		}
+	}
+	return min(max(256, last*9/8), 512<<10), last > 0
+}
+
 // indentWriter writes a document indented as indentCounting indents its
 // compact encoding; ws counts the blanks it added.
 type indentWriter struct {
 	out []byte
 	ws  int
+	// sized says that out was made with room for a document of the size
+	// this one had before (outputRoom): its lists need no estimate.
+	sized bool
 }
 
 // newline starts a line at depth d, as indentCounting's newline.
@@ -202,11 +239,13 @@ func (w *indentWriter) appendEntries(fv reflect.Value, d int) bool {
 		if err != nil {
 			return false
 		}
-		if i == 0 {
+		if i == 0 && !w.sized {
 			// Room for the list at once, its entries taken to be the
-			// size of the first: a process writes each file once, so
-			// no earlier size is known, and growing the output step by
-			// step copies it again at every step.
+			// size of the first: no earlier size of the document is
+			// known, and growing the output step by step copies it
+			// again at every step. (With a size known, the estimate
+			// only costs a second buffer when the first entry is
+			// longer than most.)
 			w.out = slices.Grow(w.out, (len(b)+2*d+8)*fv.Len())
 		}
 		if readAt >= 0 && !keptBytesOff && isKeptBytes(el.Field(readAt), b) {

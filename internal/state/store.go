@@ -272,6 +272,7 @@ func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err e
 		return false, err
 	}
 	reflect.ValueOf(v).Elem().Set(fresh.Elem())
+	noteReadSize(v, len(b))
 	if warns != nil {
 		// Values read in another meaning than written (a string cycle_id
 		// read as a number, say) are said, with their path.

@@ -429,7 +429,9 @@ const maxLooseWarnings = 5
 // At most limit are listed, then a count of the others.
 func looseWarnings(v any, limit int) []string {
 	var all []string
-	walkLoose(reflect.ValueOf(v), nil, new(pathArena), func(ptr, msg string) {
+	a := getPathArena()
+	defer putPathArena(a)
+	walkLoose(reflect.ValueOf(v), nil, a, func(ptr, msg string) {
 		if ptr == "" {
 			ptr = "(root)"
 		}
@@ -506,6 +508,23 @@ func (p *ptrPath) write(b *strings.Builder) {
 type pathArena struct {
 	nodes [64]ptrPath
 	top   int
+}
+
+// pathArenas are arenas for the walks to reuse: a load walks every
+// file twice (walkLoose, clampFloats), and each walk's arena is a few
+// kilobytes that no step outlives (a pointer is spelled out when it is
+// reported).
+var pathArenas = sync.Pool{New: func() any { return new(pathArena) }}
+
+// getPathArena is an empty arena from pathArenas.
+func getPathArena() *pathArena { return pathArenas.Get().(*pathArena) }
+
+// putPathArena gives a back, emptied: every step of a walk is popped by
+// its end, but a walk cut short by a panic may have left some.
+func putPathArena(a *pathArena) {
+	clear(a.nodes[:])
+	a.top = 0
+	pathArenas.Put(a)
 }
 
 // push is a new step below up.

@@ -619,6 +619,9 @@ var outcomeAliasType = reflect.TypeFor[outcomeAlias]()
 // MarshalJSON writes unknown keys back; an entry read from the file is
 // written as it was read, but for the keys that changed (see readEntry).
 func (o Outcome) MarshalJSON() ([]byte, error) {
+	if b, ok := o.read.unchangedOutcome((*outcomeAlias)(&o), o.Extra); ok {
+		return b, nil
+	}
 	return o.read.encode(outcomeAlias(o), o.Extra)
 }
 
