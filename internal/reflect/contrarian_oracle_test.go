@@ -128,6 +128,9 @@ func TestContrarianCheckMatchesOracle(t *testing.T) {
 // The check copies no entry of the log: it allocates the same whatever
 // the log's length.
 func TestContrarianCheckAllocationsFlat(t *testing.T) {
+	if raceDetector {
+		t.Skip("allocation counts vary at random under -race (sync.Pool drops items)")
+	}
 	cfg := memTCfg("a", "b", "c")
 	allocs := func(n int) float64 {
 		var log []state.DecisionEntry
