@@ -166,13 +166,63 @@ func (b *Batch) done(files []*batchFile) error {
 // fsync at once, then the renames in the order staged, then one fsync per
 // directory. A failure of one file does not stop the others; each file's
 // err says what happened to it.
+//
+// Each directory of the batch is made (MkdirAll) and opened once, and
+// its files are written, compared, renamed and removed by their names in
+// it: every operation of an os.Root walks its path from the root a
+// component at a time, and a cycle's dozen files all sit two or three
+// levels down, which cost four walks each.
 func commitIn(r *os.Root, files []*batchFile) {
+	// dirs lists each directory of the batch once, in the order first
+	// met, with its files.
+	type batchDir struct {
+		dir   string
+		root  *os.Root
+		files []*batchFile
+	}
+	var dirs []*batchDir
+	byDir := map[string]*batchDir{}
+	for _, f := range files {
+		d := filepath.Dir(f.rel)
+		bd := byDir[d]
+		if bd == nil {
+			bd = &batchDir{dir: d}
+			byDir[d] = bd
+			dirs = append(dirs, bd)
+		}
+		bd.files = append(bd.files, f)
+	}
+	for _, bd := range dirs {
+		bd.root = r
+		if bd.dir == "." {
+			continue
+		}
+		failed := func(op string, err error) {
+			bd.root = nil
+			for _, f := range bd.files {
+				f.err = fmt.Errorf("write %s: %w", f.display, fsErr(op, f.display, err))
+			}
+		}
+		if err := r.MkdirAll(bd.dir, 0o755); err != nil {
+			failed("mkdir", err)
+			continue
+		}
+		sub, err := openSubRoot(r, bd.dir)
+		if err != nil {
+			failed("create", err)
+			continue
+		}
+		defer sub.Close()
+		bd.root = sub
+	}
 	// One buffer compares every file already in place with its new
 	// bytes, in turn: a cycle's batch holds a dozen files, several of
 	// them at their cap and so of their old size.
 	var scratch []byte
 	for _, f := range files {
-		prepare(r, f, &scratch)
+		if f.err == nil {
+			prepare(byDir[filepath.Dir(f.rel)].root, f, &scratch)
+		}
 	}
 	var wg sync.WaitGroup
 	for _, f := range files {
@@ -193,12 +243,10 @@ func commitIn(r *os.Root, files []*batchFile) {
 		}()
 	}
 	wg.Wait()
-	// dirs lists each directory of the batch once, with its files, in
-	// the order first met.
-	var dirs []string
-	inDir := map[string][]*batchFile{}
 	renamed := 0
+	synced := map[*batchDir]bool{}
 	for _, f := range files {
+		bd := byDir[filepath.Dir(f.rel)]
 		if f.err == nil && !f.skip {
 			if beforeRenameHook != nil {
 				beforeRenameHook()
@@ -206,7 +254,7 @@ func commitIn(r *os.Root, files []*batchFile) {
 			if batchRenameHook != nil {
 				batchRenameHook(renamed, len(files))
 			}
-			if err := r.Rename(f.tmp, f.rel); err != nil {
+			if err := bd.root.Rename(f.tmp, filepath.Base(f.rel)); err != nil {
 				f.err = fmt.Errorf("rename %s: %w", f.display, fsErr("rename", f.display, err))
 			} else {
 				renamed++
@@ -215,28 +263,29 @@ func commitIn(r *os.Root, files []*batchFile) {
 		}
 		if f.err != nil {
 			if f.tmp != "" {
-				_ = r.Remove(f.tmp)
+				_ = bd.root.Remove(f.tmp)
 			}
 			continue
 		}
-		d := filepath.Dir(f.rel)
-		if _, ok := inDir[d]; !ok {
-			dirs = append(dirs, d)
-		}
-		inDir[d] = append(inDir[d], f)
+		synced[bd] = true
 	}
 	// A directory holding only skipped files is synced too: its entries
 	// may have been made by another program (a git merge of committed
 	// state) that never synced them, and a directory with nothing
 	// pending costs no journal commit.
 	// The directories are synced at once, as the files were.
-	for _, d := range dirs {
+	for _, bd := range dirs {
+		if !synced[bd] {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := syncDir(r, d); err != nil {
-				for _, f := range inDir[d] {
-					f.err = fmt.Errorf("sync dir of %s: %w", f.display, err)
+			if err := syncDir(bd.root, bd.dir, "."); err != nil {
+				for _, f := range bd.files {
+					if f.err == nil {
+						f.err = fmt.Errorf("sync dir of %s: %w", f.display, err)
+					}
 				}
 			}
 		}()
@@ -244,25 +293,20 @@ func commitIn(r *os.Root, files []*batchFile) {
 	wg.Wait()
 }
 
-// prepare opens what commitIn will fsync for f: the file already in
-// place when it holds exactly f's bytes (f.skip), or else a new
-// temporary file holding them. f.err is set on failure. scratch is the
-// buffer the comparison reads into (see readsAsIn).
+// prepare opens what commitIn will fsync for f, in r, the root of f's
+// directory: the file already in place when it holds exactly f's bytes
+// (f.skip), or else a new temporary file holding them (f.tmp, its name
+// in that directory). f.err is set on failure. scratch is the buffer the
+// comparison reads into (see readsAsIn).
 func prepare(r *os.Root, f *batchFile, scratch *[]byte) {
-	dir, base := filepath.Dir(f.rel), filepath.Base(f.rel)
-	if dir != "." {
-		if err := r.MkdirAll(dir, 0o755); err != nil {
-			f.err = fmt.Errorf("write %s: %w", f.display, fsErr("mkdir", f.display, err))
-			return
-		}
-	}
-	if same := openSame(r, f.rel, f.data, f.perm, scratch); same != nil {
+	base := filepath.Base(f.rel)
+	if same := openSame(r, base, f.data, f.perm, scratch); same != nil {
 		f.f, f.skip = same, true
 		return
 	}
 	var err error
 	for i := 0; ; i++ {
-		f.tmp = filepath.Join(dir, tempName(base))
+		f.tmp = tempName(base)
 		f.f, err = r.OpenFile(f.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
 			break
@@ -362,13 +406,13 @@ func sameShape(fi fs.FileInfo, size int64, perm os.FileMode) bool {
 	return ok && st.Nlink == 1 && int(st.Uid) == os.Geteuid()
 }
 
-// syncDir fsyncs the directory dir under r.
-func syncDir(r *os.Root, dir string) error {
+// syncDir fsyncs the directory dir, which is name under r.
+func syncDir(r *os.Root, dir, name string) error {
 	perfstat.DirSync()
 	if dirSyncHook != nil {
 		return dirSyncHook(dir)
 	}
-	d, err := r.Open(dir)
+	d, err := r.Open(name)
 	if err != nil {
 		return fsErr("open", dir, err)
 	}

@@ -185,6 +185,10 @@ func (s *Store) load(only map[string]bool) (*Snapshot, error) {
 	if err := s.checkEvolveDir(); err != nil {
 		return snap, err
 	}
+	// Fourteen files read through one held root: each read alone opens
+	// the project root and walks agent/state/evolve/ again, about a
+	// hundred system calls a load.
+	defer s.HoldRoot()()
 	var err error
 	read := func(name string, v any) bool {
 		if only != nil && !only[name] {
