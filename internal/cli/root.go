@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -354,7 +355,7 @@ func mainWith(args []string, stdin io.Reader, stdout, stderr io.Writer, called s
 	root.SetErr(stderr)
 	err := root.Execute()
 	if isCobraUsage(err) {
-		err = usageError(err)
+		err = usageError(oneLineSuggestion(err))
 	}
 	code := exitCode(err)
 	if err != nil {
@@ -500,12 +501,58 @@ configuration error, 3 halted, 4 the cycle was recorded but its skill failed.`,
 	return root
 }
 
-// noArgs rejects positional arguments as a usage error.
+// noArgs rejects positional arguments as a usage error. A command made
+// of subcommands (config, skill) given a word it does not know says so,
+// with the nearest of its subcommands, as the root does for its own.
 func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return usageError(fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), strings.Join(args, " ")))
+	if len(args) == 0 {
+		return nil
 	}
-	return nil
+	if cmd.HasAvailableSubCommands() {
+		if cmd.SuggestionsMinimumDistance <= 0 {
+			// The distance cobra's own suggestions use.
+			cmd.SuggestionsMinimumDistance = 2
+		}
+		return usageError(fmt.Errorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), didYouMean(cmd.SuggestionsFor(args[0]))))
+	}
+	return usageError(fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), strings.Join(args, " ")))
+}
+
+// didYouMean is "; did you mean "a"?" (or "a" or "b") for the names
+// suggested, "" for none.
+func didYouMean(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return "; did you mean " + strings.Join(q, " or ") + "?"
+}
+
+// cobraSuggestions is how cobra ends an unknown command's message with
+// the commands whose names are near it, one per line after a tab.
+const cobraSuggestions = "\n\nDid you mean this?\n"
+
+// oneLineSuggestion rewrites cobra's unknown-command error, whose
+// suggestions take lines of their own, as one line ending "; did you mean
+// "cycle"?": every error is printed with its control characters escaped
+// (errorText), which showed the suggestion as a literal "\n\nDid you
+// mean this?\n\tcycle\n". Any other error is returned as it is.
+func oneLineSuggestion(err error) error {
+	msg := err.Error()
+	head, rest, ok := strings.Cut(msg, cobraSuggestions)
+	if !ok || !strings.HasPrefix(msg, "unknown command ") {
+		return err
+	}
+	var names []string
+	for _, l := range strings.Split(rest, "\n") {
+		if n := strings.TrimSpace(l); n != "" {
+			names = append(names, n)
+		}
+	}
+	return errors.New(head + didYouMean(names))
 }
 
 // isCobraUsage recognises the errors cobra itself returns for a malformed
