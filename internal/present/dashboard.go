@@ -575,12 +575,21 @@ func dashAlertsColor(d DashboardDomain) (Color, bool) {
 	return "", false
 }
 
-// dashAgo is the time since a run: hours, or days past three days.
+// dashAgo is the time since a run: hours, or days past three days. A run
+// recorded later than now (a cycle run with --now ahead of the clock, or
+// another machine's clock) is said to be that far "from now", not a
+// negative time ago.
 func dashAgo(h float64) string {
-	if h >= 72 {
-		return fmt.Sprintf("%.1fd ago", h/24)
+	suffix := "ago"
+	if h < 0 && fmt.Sprintf("%.1f", -h) != "0.0" {
+		h, suffix = -h, "from now"
+	} else if h < 0 {
+		h = 0
 	}
-	return fmt.Sprintf("%.1fh ago", h)
+	if h >= 72 {
+		return fmt.Sprintf("%.1fd %s", h/24, suffix)
+	}
+	return fmt.Sprintf("%.1fh %s", h, suffix)
 }
 
 func dashLastRunText(d DashboardDomain, long bool) string {
