@@ -189,6 +189,13 @@ func runInit(g *globals, o initOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
+	// What was here before, for the note on a project made in a
+	// subdirectory of a repository: what to remove to start over at the
+	// repository's root.
+	_, agentErr := os.Lstat(filepath.Join(root, "agent"))
+	agentExisted := agentErr == nil
+	_, ignoreErr := os.Lstat(filepath.Join(root, gitignoreName))
+	ignoreExisted := ignoreErr == nil
 	// The write replaces whatever is at the name (a rename in its
 	// directory), so a config.json that is a symlink is replaced, never
 	// followed.
@@ -217,7 +224,17 @@ func runInit(g *globals, o initOptions) error {
 		added = []string{}
 	}
 	if repo := repositoryRoot(root); repo != "" && repo != root {
-		fmt.Fprintf(g.stderr, "Note: the project %s is a subdirectory of the git repository %s; ooda commands find it from anywhere below %s. To make the whole repository the project instead, remove %s and run ooda init in %s.\n", root, repo, root, cfgPath, repo)
+		made := []string{cfgPath}
+		if !agentExisted {
+			made = append(made, filepath.Join(root, "agent")+string(filepath.Separator))
+		}
+		switch {
+		case len(added) > 0 && !ignoreExisted:
+			made = append(made, filepath.Join(root, gitignoreName))
+		case len(added) > 0:
+			made = append(made, "the lines added to "+filepath.Join(root, gitignoreName))
+		}
+		fmt.Fprintf(g.stderr, "Note: the project %s is a subdirectory of the git repository %s; ooda commands find it from anywhere below %s. To make the whole repository the project instead, remove %s and run ooda init in %s.\n", root, repo, root, joinAnd(made), repo)
 	}
 	if mission == "" && !asked {
 		fmt.Fprintln(g.stderr, "Note: no mission given, so mission-aware scoring is off. Give one with --mission \"one sentence: what this project is for\" (with --force over this config), or set \"mission\" in config.json.")
@@ -595,4 +612,12 @@ func askMission(g *globals) string {
 		}
 		return r
 	}, line))
+}
+
+// joinAnd joins items as a sentence does: "a", "a and b", "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
