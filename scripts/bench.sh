@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Measures whole `ooda cycle` processes against the floors a cycle cannot go
+# Measures whole `ooda cycle` processes (and the cycles of an `ooda run`
+# session, figure s) against the floors a cycle cannot go
 # below (docs/benchmarks.md, "A cycle against its floors"). Every argument
 # is passed to the Go program in scripts/bench, for example:
 #

@@ -193,3 +193,37 @@ func TestMedianSteps(t *testing.T) {
 		t.Fatalf("steps %+v, want %+v", got, want)
 	}
 }
+
+// TestFullSession: a session counts only when its cycles are exactly the
+// n it was asked for and every one of them executed a skill.
+func TestFullSession(t *testing.T) {
+	entry := func(cycle int, action string) struct {
+		Cycle  int    `json:"cycle"`
+		Action string `json:"action"`
+	} {
+		return struct {
+			Cycle  int    `json:"cycle"`
+			Action string `json:"action"`
+		}{cycle, action}
+	}
+	before := decisions{CycleCount: 5}
+	before.DecisionLog = append(before.DecisionLog, entry(5, "execute"))
+	ok := decisions{CycleCount: 7}
+	ok.DecisionLog = append(ok.DecisionLog, entry(5, "observe_only"), entry(6, "execute"), entry(7, "execute"))
+	if err := fullSession(before, ok, 2); err != nil {
+		t.Errorf("two executed cycles: %v", err)
+	}
+	if err := fullSession(before, ok, 3); err == nil {
+		t.Error("two cycles taken for three")
+	}
+	skipped := decisions{CycleCount: 7}
+	skipped.DecisionLog = append(skipped.DecisionLog, entry(6, "execute"), entry(7, "observe_only"))
+	if err := fullSession(before, skipped, 2); err == nil || !strings.Contains(err.Error(), `cycle 7: action "observe_only"`) {
+		t.Errorf("an observe-only cycle: %v", err)
+	}
+	missing := decisions{CycleCount: 7}
+	missing.DecisionLog = append(missing.DecisionLog, entry(7, "execute"))
+	if err := fullSession(before, missing, 2); err == nil {
+		t.Error("a cycle missing from the decision log")
+	}
+}

@@ -50,6 +50,10 @@ type figure struct {
 	// setup prepares the two sides for one binary. b == nil means the
 	// second side is the durable-write floor in a's directory.
 	setup func(bn *bench, bin *binary) (a, b *project, err error)
+	// session, when above 0, measures side a as that many cycles of one
+	// `ooda run` session instead of one `ooda cycle` process: its wall
+	// time and counters are the session's divided by the cycles.
+	session int
 }
 
 // sideResult is one binary's figure.
@@ -101,7 +105,7 @@ func parseFlags() (options, error) {
 	var o options
 	flag.StringVar(&o.bin, "bin", "", "the ooda binary to measure (default: build ./cmd/ooda into the temporary directory)")
 	flag.StringVar(&o.base, "base", "", "a second binary, measured the same way in the same rounds (before/after)")
-	flag.StringVar(&o.onlyFlagString, "only", "a,b,c,d,e", "the figures to measure, comma-separated")
+	flag.StringVar(&o.onlyFlagString, "only", "a,b,c,d,e,s", "the figures to measure, comma-separated")
 	flag.IntVar(&o.pairs, "pairs", 15, "measured pairs per figure and binary")
 	flag.IntVar(&o.warmup, "warmup", 2, "pairs run first and not counted")
 	flag.IntVar(&o.cycles, "cycles", 2000, "figure e: the late cycle compared with cycle 10")
@@ -120,8 +124,8 @@ func parseFlags() (options, error) {
 		if id == "" {
 			continue
 		}
-		if !strings.Contains("abcde", id) || len(id) != 1 {
-			return o, fmt.Errorf("--only: unknown figure %q (figures: a, b, c, d, e)", id)
+		if !strings.Contains("abcdes", id) || len(id) != 1 {
+			return o, fmt.Errorf("--only: unknown figure %q (figures: a, b, c, d, e, s)", id)
 		}
 		o.only[id] = true
 	}
@@ -225,7 +229,7 @@ func run() error {
 	return nil
 }
 
-// figures lists the five figures. Every project runs 8 domains with
+// figures lists the five figures, and s. Every project runs 8 domains with
 // commits off unless the figure varies exactly that.
 func figures(o *options, rep *report) []figure {
 	var (
@@ -270,6 +274,15 @@ func figures(o *options, rep *report) []figure {
 		{ID: "c", Title: "cycle / (durable writes × floor)", Target: 3,
 			setup: func(bn *bench, bin *binary) (*project, *project, error) {
 				a, err := bn.newSide(bin, "c-"+bin.Label, "8 domains, commits off", 0, 8, false)
+				return a, nil, err
+			}},
+		// Figure c without the process: the same project's cycles run
+		// by one `ooda run` session, whose start and exit are shared by
+		// sessionCycles cycles. Not one of the five targets; it says how
+		// much of c is the process's own start.
+		{ID: "s", Title: "session cycle / (durable writes × floor)", Target: 3, session: sessionCycles,
+			setup: func(bn *bench, bin *binary) (*project, *project, error) {
+				a, err := bn.newSide(bin, "s-"+bin.Label, "8 domains, in ooda run", 0, 8, false)
 				return a, nil, err
 			}},
 		{ID: "d", Title: fmt.Sprintf("%d domains / 8 domains", o.domains), Target: 2,
@@ -391,7 +404,12 @@ func (bn *bench) measure(f figure, bins []*binary, o *options) (figureResult, er
 		}
 		for i, bin := range bins {
 			s := ss[i]
-			runA := func() (time.Duration, *Counts, error) { return bn.run(bin, s.a, true) }
+			runA := func() (time.Duration, *Counts, error) {
+				if f.session > 0 {
+					return bn.runSession(bin, s.a, f.session)
+				}
+				return bn.run(bin, s.a, true)
+			}
 			runB := func() (time.Duration, *Counts, error) {
 				if s.b == nil {
 					d, err := floor(s.floorDir)
