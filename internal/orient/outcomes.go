@@ -208,7 +208,10 @@ func FromOutcomes(in OutcomeInput) OutcomeResult {
 	return out
 }
 
-// backAnnotate applies 2-B4 to a copy of the outcomes.
+// backAnnotate applies 2-B4 to a copy of the outcomes. The copy is made
+// at the first annotation: most cycles annotate nothing, and a full
+// buffer is 200 outcomes (about 38 KB) copied for nothing. Without one,
+// the input's list itself is returned, which no caller changes.
 func backAnnotate(in OutcomeInput, out *OutcomeResult) []state.Outcome {
 	merged := map[int]PR{}
 	for _, pr := range in.Merged {
@@ -218,12 +221,18 @@ func backAnnotate(in OutcomeInput, out *OutcomeResult) []state.Outcome {
 	for _, pr := range in.Closed {
 		closed[pr.Number] = true
 	}
-	outs := append([]state.Outcome(nil), in.Outcomes...)
+	outs, copied := in.Outcomes, false
+	own := func() {
+		if !copied {
+			outs, copied = append([]state.Outcome(nil), in.Outcomes...), true
+		}
+	}
 	set := func(i int, rt string, pf float64) {
-		o := &outs[i]
-		if o.ResultType == rt {
+		if outs[i].ResultType == rt {
 			return
 		}
+		own()
+		o := &outs[i]
 		artifact := 1.0
 		if o.ArtifactScore != nil {
 			artifact = *o.ArtifactScore
@@ -246,6 +255,7 @@ func backAnnotate(in OutcomeInput, out *OutcomeResult) []state.Outcome {
 		case o.ResultType == "pr_created":
 			if pr, ok := merged[n]; ok {
 				set(i, "pr_merged", 0.8)
+				own()
 				ts, _ := json.Marshal(state.FormatTime(pr.Merged))
 				if outs[i].Extra == nil {
 					outs[i].Extra = state.Extra{}
