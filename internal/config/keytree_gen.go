@@ -169,3 +169,7 @@ var keyTree = [...]keyNode{
 	162: {addl: -1, items: -1},
 	163: {addl: -1, items: -1},
 }
+
+// schemaSum is the SHA-256 of schema.json: part of the key a verdict about
+// a configuration is remembered under (verdict.go).
+const schemaSum = "b5f80eba9c9253caed8ac02d3c71c92d9b9a917a7661b2b23e832821b90982f1"
