@@ -494,6 +494,14 @@ func (d *doctorRun) checkGit() {
 		repo.MaxOutput = d.cfg.Safety.MaxReadBytes()
 	}
 	detail := "git repository"
+	if d.cfg == nil || d.cfg.CommitState() {
+		// A state commit needs an identity; without one every cycle's
+		// commit fails.
+		if err := repo.CheckIdentity(ctx); gitrepo.IdentityUnknown(err) {
+			d.add("git", checkFail, gitrepo.IdentityHelp+" in "+d.rel(d.path))
+			return
+		}
+	}
 	if d.cfg != nil && !d.cfg.PushState() {
 		d.add("git", checkOK, detail+"; git.push is false: nothing is pushed")
 		return

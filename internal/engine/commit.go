@@ -116,6 +116,10 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 		commit, err = repo.CommitOn(ctx, head, msg, paths)
 	}
 	if err != nil {
+		if gitrepo.IdentityUnknown(err) {
+			c.printf("[WARN] State not committed: %s in %s.", gitrepo.IdentityHelp, c.configName())
+			return
+		}
 		c.printf("[WARN] State not committed: %v", err)
 		return
 	}

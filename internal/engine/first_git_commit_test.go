@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ooda-loop/ooda/internal/gitrepo"
 )
 
 // stateOnlySkill writes its domain's state file and nothing else, as a
@@ -175,5 +178,30 @@ func TestFirstGit_RejectedPushSaysWhatToDo(t *testing.T) {
 	want := regexp.MustCompile(`\[WARN\] Push to origin/main rejected \(git push exited 1: [^\n]*! \[rejected\][^\n]*\): origin/main has commits that branch main lacks\. The commit stays local; bring them in \(` + "`git pull --rebase`" + `\), then ` + "`git push`" + `\.\n`)
 	if !want.MatchString(out) || strings.Contains(out, "hint:") {
 		t.Errorf("output:\n%s", out)
+	}
+}
+
+// Where git has no identity to commit with, the cycle says so in one line
+// with the fix, not in git's dozen lines for a terminal, and the state
+// stays on disk uncommitted.
+func TestFirstGit_NoIdentitySaysHowToSetOne(t *testing.T) {
+	dir, _ := gitProject(t, threeDomains, map[string]string{"skill.sh": stateOnlySkill})
+	head := git(t, dir, "rev-parse", "HEAD")
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	git(t, dir, "config", "user.useConfigOnly", "true")
+	res, out := run(t, dir, t0, false)
+	if res.Committed || git(t, dir, "rev-parse", "HEAD") != head {
+		t.Errorf("committed without an identity\n%s", out)
+	}
+	want := "[WARN] State not committed: " + gitrepo.IdentityHelp + " in config.json.\n"
+	if !strings.Contains(out, want) || strings.Contains(out, "Please tell me who you are") {
+		t.Errorf("want the line %q, not git's banner, in:\n%s", want, out)
 	}
 }

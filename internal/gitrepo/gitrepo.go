@@ -458,3 +458,31 @@ func (r *Repo) PushUpstream(ctx context.Context, owned func(sha, subject string)
 	_, err = r.Run(ctx, "push", "--quiet", "--no-follow-tags", "--recurse-submodules=no", u.Remote, p.SHA+":"+u.Ref)
 	return p, err
 }
+
+// IdentityUnknown reports whether err is git refusing to commit because it
+// has no author or committer identity: neither user.name and user.email
+// (nor author.*, committer.*, GIT_AUTHOR_*, GIT_COMMITTER_*) are set and
+// it could not make an address up. git says so in a dozen lines meant for
+// a terminal; the caller says it in one (IdentityHelp).
+func IdentityUnknown(err error) bool {
+	var ge *Error
+	if !errors.As(err, &ge) {
+		return false
+	}
+	return strings.Contains(ge.Output, "identity unknown") || strings.Contains(ge.Output, "Please tell me who you are")
+}
+
+// IdentityHelp is what to do when git has no identity to commit with.
+const IdentityHelp = `git has no identity to commit with: set one with git config user.name "Your Name" and git config user.email "you@example.com" (add --global for every repository), or set git.commit_state to false`
+
+// CheckIdentity asks git for the author and committer identities a commit
+// would carry (git var), and returns an error satisfying IdentityUnknown
+// when it has none.
+func (r *Repo) CheckIdentity(ctx context.Context) error {
+	for _, v := range []string{"GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"} {
+		if _, err := r.Run(ctx, "var", v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
