@@ -179,6 +179,9 @@ func commitIn(r *os.Root, files []*batchFile) {
 		dir   string
 		root  *os.Root
 		files []*batchFile
+		// synced says that a file of the directory is in place, so the
+		// directory is synced.
+		synced bool
 	}
 	var dirs []*batchDir
 	byDir := map[string]*batchDir{}
@@ -244,7 +247,6 @@ func commitIn(r *os.Root, files []*batchFile) {
 	}
 	wg.Wait()
 	renamed := 0
-	synced := map[*batchDir]bool{}
 	for _, f := range files {
 		bd := byDir[filepath.Dir(f.rel)]
 		if f.err == nil && !f.skip {
@@ -267,7 +269,7 @@ func commitIn(r *os.Root, files []*batchFile) {
 			}
 			continue
 		}
-		synced[bd] = true
+		bd.synced = true
 	}
 	// A directory holding only skipped files is synced too: its entries
 	// may have been made by another program (a git merge of committed
@@ -275,13 +277,13 @@ func commitIn(r *os.Root, files []*batchFile) {
 	// pending costs no journal commit.
 	// The directories are synced at once, as the files were.
 	for _, bd := range dirs {
-		if !synced[bd] {
+		if !bd.synced {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := syncDir(bd.root, bd.dir, "."); err != nil {
+			if err := syncDir(bd.root, bd.dir); err != nil {
 				for _, f := range bd.files {
 					if f.err == nil {
 						f.err = fmt.Errorf("sync dir of %s: %w", f.display, err)
@@ -357,20 +359,15 @@ func openSame(r *os.Root, name string, data []byte, perm os.FileMode, scratch *[
 // sameChunk is how much of a file readsAs reads at a time.
 const sameChunk = 16 << 10
 
-// readsAs says whether what is left to read of f is exactly data. It
+// readsAsIn says whether what is left to read of f is exactly data. It
 // reads a piece at a time and stops at the first piece that differs: a
 // rewritten file usually differs near its start (a count, the newest
 // entry), and a file at its cap keeps its size, so reading it whole
 // before comparing cost a read and a growing buffer of every such file.
-// At most len(data)+1 bytes are read; a read error is a difference.
-func readsAs(f io.Reader, data []byte) bool {
-	var scratch []byte
-	return readsAsIn(f, data, &scratch)
-}
-
-// readsAsIn is readsAs reading into *scratch, grown when it is too short
-// for a piece and kept for the next call: what it held before is only
-// ever overwritten, never compared.
+// At most len(data)+1 bytes are read; a read error is a difference. The
+// pieces are read into *scratch, grown when it is too short for one and
+// kept for the next call (a batch compares its files in turn): what it
+// held before is only ever overwritten, never compared.
 func readsAsIn(f io.Reader, data []byte, scratch *[]byte) bool {
 	n := min(len(data)+1, sameChunk)
 	if cap(*scratch) < n {
@@ -406,13 +403,14 @@ func sameShape(fi fs.FileInfo, size int64, perm os.FileMode) bool {
 	return ok && st.Nlink == 1 && int(st.Uid) == os.Geteuid()
 }
 
-// syncDir fsyncs the directory dir, which is name under r.
-func syncDir(r *os.Root, dir, name string) error {
+// syncDir fsyncs the directory r is the root of, dir (as the batch
+// names it).
+func syncDir(r *os.Root, dir string) error {
 	perfstat.DirSync()
 	if dirSyncHook != nil {
 		return dirSyncHook(dir)
 	}
-	d, err := r.Open(name)
+	d, err := r.Open(".")
 	if err != nil {
 		return fsErr("open", dir, err)
 	}

@@ -152,3 +152,28 @@ func FuzzReadsAsMatchesReadingWhole(f *testing.F) {
 		}
 	})
 }
+
+// readsAs is readsAsIn with a buffer of its own.
+func readsAs(f io.Reader, data []byte) bool {
+	var scratch []byte
+	return readsAsIn(f, data, &scratch)
+}
+
+// TestReadsAsInReusesItsBuffer: one buffer carried through comparisons of
+// files of every size in turn (as a batch compares its files) gives each
+// the answer a fresh buffer gives: what an earlier file left in it is
+// never taken for the current file's bytes.
+func TestReadsAsInReusesItsBuffer(t *testing.T) {
+	var scratch []byte
+	big := bytes.Repeat([]byte("x"), 3*sameChunk+5)
+	cases := []struct{ file, data []byte }{
+		{big, big}, {big[:10], big[:10]}, {big[:10], append(bytes.Clone(big[:9]), 'y')},
+		{[]byte("ab"), []byte("abc")}, {big[:sameChunk+1], big[:sameChunk+1]}, {nil, nil}, {[]byte("a"), nil},
+	}
+	for i, c := range cases {
+		want := readsAs(bytes.NewReader(c.file), c.data)
+		if got := readsAsIn(bytes.NewReader(c.file), c.data, &scratch); got != want {
+			t.Errorf("case %d: with the carried buffer %v, with a fresh one %v", i, got, want)
+		}
+	}
+}
