@@ -6,11 +6,11 @@ import (
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
-// TestBackAnnotationCopiesOnlyWhatItChanges: a cycle with nothing to
+// TestStep2B4_BackAnnotationCopiesOnlyWhatItChanges: a cycle with nothing to
 // annotate returns the outcomes it was given, uncopied (a full buffer is
 // 200 of them, every cycle); the first annotation copies them, so the
 // input stays as it was.
-func TestBackAnnotationCopiesOnlyWhatItChanges(t *testing.T) {
+func TestStep2B4_BackAnnotationCopiesOnlyWhatItChanges(t *testing.T) {
 	c := outcomeCfg()
 	outs := make([]state.Outcome, 200)
 	for i := range outs {
