@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unsafe"
 )
 
 // ChangelogMax is how many cycle entries CHANGELOG.md keeps (6-C3).
@@ -51,7 +50,7 @@ func (s *Store) PrependChangelog(entry string) error {
 	}
 	// old is this read's own, and only read: the text is cut from it
 	// in place rather than from a copy (a full CHANGELOG.md is 25 KB).
-	if err := s.writeFile(p, prependChangelog(bytesText(old), entry)); err != nil {
+	if err := s.writeFile(p, prependChangelog(bytesKey(old), entry)); err != nil {
 		return err
 	}
 	s.written[p] = true
@@ -71,7 +70,7 @@ func (s *Store) ChangelogEntries() ([]string, error) {
 	}
 	// b is this read's own, and only read: the entries are cut from it
 	// in place.
-	return changelogEntriesFromText(bytesText(b)), nil
+	return changelogEntriesFromText(bytesKey(b)), nil
 }
 
 // changelogEntriesFromText is ChangelogEntries on the file's text. An
@@ -96,10 +95,6 @@ func entryWithOneLineEnd(body string) string {
 	}
 	return strings.TrimRight(body, "\r\n") + "\n"
 }
-
-// bytesText is b as a string without a copy, for bytes a read made for
-// its caller alone, which nothing changes afterwards.
-func bytesText(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // clBlock is one piece of CHANGELOG.md: the text before the first heading,
 // or a level-1/level-2 heading with everything up to the next one.
@@ -193,8 +188,8 @@ func lf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 // the blank lines and thematic breaks ("---") after its last line of
 // content.
 //
-// It walks the lines back from the end without listing them: every
-// entry is cut once a cycle to prepend and once to show the card.
+// It walks the lines back from the end without listing them: the
+// newest entry is cut to prepend, and every entry to show the card.
 func cutSeparator(block string) (body, sep string) {
 	end := len(block)
 	for end > 0 {
@@ -390,9 +385,10 @@ func (s *Store) ProposalsWritten() func(gap string) bool {
 func (s *Store) WriteProposal(gap, text string) (bool, error) {
 	dir := filepath.Join(s.EvolveDir, "proposed-skills")
 	p := filepath.Join(dir, safeName(gap)+".md")
-	// A proposal already written (every cycle a gap recurs asks again)
-	// is one lstat: its directory is there, and ensureDir has nothing to
-	// make or repair.
+	// A proposal already written is one lstat: its directory is there,
+	// and ensureDir has nothing to make or repair. (The engine asks
+	// ProposalsWritten first, one listing for all its gaps; a caller
+	// that does not is answered here.)
 	if _, err := s.lstat(p); err == nil {
 		return false, nil
 	}

@@ -264,6 +264,10 @@ var unboxedOff bool
 // is boxed for readEntry.encode: a file's hundreds of entries, nearly all
 // unchanged, each cost a heap copy of the entry to say so.
 
+// One function per type, not one generic: through a generic helper the
+// entry's pointer escapes, and every unchanged entry was a heap copy
+// again (TestUnchangedEntriesWriteWithoutAllocating).
+
 // unchangedOutcome is r's bytes when cur, with its unknown keys extra,
 // is still the outcome read (see sameEntryFast).
 func (r *readEntry) unchangedOutcome(cur *outcomeAlias, extra Extra) ([]byte, bool) {

@@ -1003,7 +1003,7 @@ func encodeChangedPlain(raw, enc []byte, base reflect.Value, baseExtra Extra) (o
 		case isChanged(k):
 			write(k, cur[lastMember(cur, k)].val)
 		case marked(read, removed, k, bytes.Equal):
-		case lastMember(cur, k) < 0 && (marked(cur, changed, k, foldEqual) || marked(read, removed, k, foldEqual)):
+		case lastMember(cur, k) < 0 && (marked(cur, changed, k, bytes.EqualFold) || marked(read, removed, k, bytes.EqualFold)):
 			// A case variant of a key rewritten or removed: decoding
 			// read it into that key's field, and keeping it would let
 			// it override the new value when the file is read again.
@@ -1027,20 +1027,10 @@ func plainMembers(ms []rawMember) bool {
 		return false
 	}
 	for _, m := range ms {
-		if !plainQuotedKey(m.quoted) {
-			return false
-		}
-	}
-	return true
-}
-
-// plainQuotedKey says whether q, a key with its quotes, holds only
-// printable ASCII that json.Marshal writes as it is: no quote, no
-// backslash, none of the characters it escapes for HTML. Such a key
-// unquotes to its content, and memberWriter writes it back as q.
-func plainQuotedKey(q []byte) bool {
-	for _, c := range q[1 : len(q)-1] {
-		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		// Printable ASCII that json.Marshal writes as it is (no quote,
+		// backslash or HTML character): such a key unquotes to its
+		// content, and memberWriter writes it back as quoted.
+		if !plainKeyJSON(bytesKey(m.quoted[1 : len(m.quoted)-1])) {
 			return false
 		}
 	}
@@ -1067,27 +1057,6 @@ func marked(ms []rawMember, bits uint64, q []byte, eq func(a, b []byte) bool) bo
 		}
 	}
 	return false
-}
-
-// foldEqual says whether two plain keys fold alike (foldKey's ASCII
-// case: a lower-case letter is its upper case).
-func foldEqual(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if 'a' <= x && x <= 'z' {
-			x -= 'a' - 'A'
-		}
-		if 'a' <= y && y <= 'z' {
-			y -= 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // sameEntry says whether the entry value cur (an alias struct value)

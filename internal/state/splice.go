@@ -77,7 +77,7 @@ func encodeSpliced(v any) ([]byte, bool) {
 }
 
 // readSizes holds, by document type (State, Outcomes, …), the size of
-// the file of that type a Load read last (noteReadSize): the room its
+// the file of that type readJSON read last (noteReadSize): the room its
 // first encoding in the process starts with. A process writes most files
 // once; without it, a 74 KB outcomes.json grew its buffer from 256 bytes
 // and left a copy at every step, every one a page the process touches.
