@@ -26,9 +26,17 @@ var funcs = template.FuncMap{
 	"tp":     func(p *string) string { return textOr(p, "") },
 	"textOr": textOr,
 	// words is a free text on one line, its runs of white space one space.
-	"words":  func(s string) string { return safetext.Text(strings.Join(strings.Fields(s), " ")) },
-	"f2":     func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"num":    num,
+	"words": func(s string) string { return safetext.Text(strings.Join(strings.Fields(s), " ")) },
+	"f2":    func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"num":   num,
+	// ago is the time since a run, or until it for a run recorded later
+	// than now (a cycle run with --now ahead of the clock).
+	"ago": func(h float64) string {
+		if h < 0 {
+			return num(-h) + "h from now"
+		}
+		return num(h) + "h ago"
+	},
 	"signed": func(v float64) string { return fmt.Sprintf("%+g", v) },
 	"net": func(n int) string {
 		if n == 0 {
