@@ -185,7 +185,7 @@ func runInit(g *globals, o initOptions) error {
 	}
 	// .gitignore is read, and refused if need be, before anything is
 	// written: a refusal leaves the project as it was.
-	gitignore, added, err := planGitignore(root, []string{"agent/state/evolve/.lock", "agent/state/evolve/runs/", config.Default().Safety.HaltFile})
+	gitignore, added, ignoreExisted, err := planGitignore(root, []string{"agent/state/evolve/.lock", "agent/state/evolve/runs/", config.Default().Safety.HaltFile})
 	if err != nil {
 		return usageError(err)
 	}
@@ -194,8 +194,6 @@ func runInit(g *globals, o initOptions) error {
 	// repository's root.
 	_, agentErr := os.Lstat(filepath.Join(root, "agent"))
 	agentExisted := agentErr == nil
-	_, ignoreErr := os.Lstat(filepath.Join(root, gitignoreName))
-	ignoreExisted := ignoreErr == nil
 	// The write replaces whatever is at the name (a rename in its
 	// directory), so a config.json that is a symlink is replaced, never
 	// followed.
@@ -234,7 +232,7 @@ func runInit(g *globals, o initOptions) error {
 		case len(added) > 0:
 			made = append(made, "the lines added to "+filepath.Join(root, gitignoreName))
 		}
-		fmt.Fprintf(g.stderr, "Note: the project %s is a subdirectory of the git repository %s; ooda commands find it from anywhere below %s. To make the whole repository the project instead, remove %s and run ooda init in %s.\n", root, repo, root, joinAnd(made), repo)
+		fmt.Fprintf(g.stderr, "Note: the project %s is a subdirectory of the git repository %s; ooda commands find it from anywhere below %s. To make the whole repository the project instead, remove %s and run ooda init in %s.\n", safetext.Args(root, repo, root, joinAnd(made), repo)...)
 	}
 	if mission == "" && !asked {
 		fmt.Fprintln(g.stderr, "Note: no mission given, so mission-aware scoring is off. Give one with --mission \"one sentence: what this project is for\" (with --force over this config), or set \"mission\" in config.json.")
@@ -267,7 +265,8 @@ const gitignoreName = ".gitignore"
 const gitignoreComment = "# ooda: the cycle lock, the skill run logs and the HALT switch are local, never committed"
 
 // planGitignore returns the new content of .gitignore with the missing
-// lines appended, and the lines it adds (nil when none is missing). It
+// lines appended, the lines it adds (nil when none is missing), and
+// whether .gitignore was there before. It
 // reads .gitignore as ooda reads every project file: only a regular file,
 // inside the project, of at most the default read limit, without
 // blocking. /dev/zero behind a symlink would exhaust memory, a named pipe
@@ -276,7 +275,7 @@ const gitignoreComment = "# ooda: the cycle lock, the skill run logs and the HAL
 // project: git does not read a .gitignore through a symlink, so entries
 // written through one would protect nothing. The error names .gitignore
 // and says how to repair it.
-func planGitignore(root string, lines []string) ([]byte, []string, error) {
+func planGitignore(root string, lines []string) (content []byte, added []string, existed bool, err error) {
 	p := filepath.Join(root, gitignoreName)
 	refuse := func(why, repair string) error {
 		return fmt.Errorf("%s: %s; ooda init changed nothing (%s, and run init again)", p, why, repair)
@@ -284,7 +283,7 @@ func planGitignore(root string, lines []string) ([]byte, []string, error) {
 	const replace = "replace it with a regular file, or remove it"
 	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		link, _ := os.Readlink(p)
-		return nil, nil, refuse(fmt.Sprintf("is a symlink to %s, and git does not read a .gitignore through a symlink", link), replace)
+		return nil, nil, true, refuse(fmt.Sprintf("is a symlink to %s, and git does not read a .gitignore through a symlink", link), replace)
 	}
 	old, err := config.ReadProjectFile(root, gitignoreName, config.Default().Safety.MaxReadBytes())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -292,27 +291,27 @@ func planGitignore(root string, lines []string) ([]byte, []string, error) {
 		if errors.Is(err, config.ErrTooLarge) {
 			repair = "shorten it"
 		}
-		return nil, nil, refuse(strings.TrimPrefix(err.Error(), gitignoreName+": "), repair)
+		return nil, nil, true, refuse(strings.TrimPrefix(err.Error(), gitignoreName+": "), repair)
 	}
+	existed = err == nil
 	have := map[string]bool{}
 	for _, l := range strings.Split(string(old), "\n") {
 		have[strings.TrimSpace(l)] = true
 	}
-	var added []string
 	for _, l := range lines {
 		if !have[l] && !have["/"+l] {
 			added = append(added, l)
 		}
 	}
 	if len(added) == 0 {
-		return nil, nil, nil
+		return nil, nil, existed, nil
 	}
 	out := old
 	if len(out) > 0 && out[len(out)-1] != '\n' {
 		out = append(out, '\n')
 	}
 	out = append(out, gitignoreComment+"\n"+strings.Join(added, "\n")+"\n"...)
-	return out, added, nil
+	return out, added, existed, nil
 }
 
 // insideProject checks that none of the paths (relative to root) goes
