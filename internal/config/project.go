@@ -411,26 +411,21 @@ type underLookup struct {
 	set               bool
 }
 
-// resolvePath is the function resolvePath with l's lookups.
+// resolvePath is the function resolvePath with l's lookups, the answer
+// remembered.
 func (l *lookups) resolvePath(p string) (string, error) {
-	return l.resolvePathClean(p, false)
-}
-
-// resolvePathClean is resolvePath; clean says that p is known to be
-// isCleanAbs (false: not known, it is looked at).
-func (l *lookups) resolvePathClean(p string, clean bool) (string, error) {
 	if l == nil {
 		return walkPath(l, p)
 	}
 	r, ok := l.resolved[p]
 	if !ok {
-		r.target, r.missing, r.err = l.walkClean(p, clean)
+		r.target, r.missing, r.err = l.walkClean(p, false)
 		l.resolved[p] = r
 	}
 	return r.target, r.err
 }
 
-// resolveLeaf is resolvePathClean for a configured path, whose answer
+// resolveLeaf is resolvePath for a configured path, whose answer
 // is not remembered: each domain's state file is resolved once, and
 // remembering a thousand answers no one asks again cost more than
 // making them. Asked again, the answer is the same, made from what the
