@@ -38,7 +38,7 @@ func encodeCycleDoc(doc cycleDoc) ([]byte, error) {
 	if b, ok := appendCycleDoc(make([]byte, 0, 2048+640*doc.scoreCount()), doc); ok {
 		return b, nil
 	}
-	return encodeCycleDocSpliced(doc.withScores())
+	return encodeCycleDocSpliced(doc)
 }
 
 // encodeCycleDocSpliced is encodeCycleDoc through encoding/json, with the
