@@ -1217,8 +1217,10 @@ func (s *Store) removeTempFiles(domains bool) ([]string, error) {
 		removed = append(removed, res.removed...)
 		errs = append(errs, res.errs...)
 	}
+	// runs/ holds a file or two for each of the last hundred cycles: read
+	// for names and types only, it costs no lstat per entry.
 	for _, dir := range []string{filepath.Join(s.EvolveDir, "runs"), filepath.Join(s.EvolveDir, "proposed-skills")} {
-		ents, err := s.readDir(dir)
+		ents, err := s.readDirTypesIn(r, dir)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 				errs = append(errs, err)
