@@ -9,6 +9,10 @@ import (
 
 	"github.com/ooda-loop/ooda/internal/cli"
 	"github.com/ooda-loop/ooda/internal/perfstat"
+	// Maps the executable and the first of the heap in a few system calls
+	// before the other packages' initialisation touches them page by page
+	// (its doc comment says why, and why it must be imported here).
+	_ "github.com/ooda-loop/ooda/internal/prefault"
 )
 
 func main() {

@@ -1,0 +1,154 @@
+// Package prefault maps, when the process starts, the memory an ooda
+// command is about to touch page by page: the executable's code and
+// read-only data, and the first megabytes of the heap it will allocate
+// from. A short process such as `ooda cycle` touches a few hundred pages
+// of each for the first time, and on a virtual machine every such page
+// fault leaves the guest (10–25 µs each where docs/benchmarks.md measured
+// it, against well under one when a single madvise call maps them all), so
+// the faults alone were a fifth of a cycle's CPU time.
+//
+// Its work is done by its package initialisation, which is why
+// cmd/ooda imports it and why it imports nothing but syscall: the Go
+// runtime initialises packages in dependency order and, among those
+// ready, by import path, so a package with no other dependencies runs
+// before the libraries whose initialisation is most of the faults.
+// OODA_PREFAULT=0 turns it off; where the kernel lacks the calls (Linux
+// before 5.14) or the system is not Linux, it does nothing.
+package prefault
+
+// EnvVar names the environment variable that turns prefaulting off when
+// set to 0.
+const EnvVar = "OODA_PREFAULT"
+
+// HeapBytes is how much of the heap, from the first object the process
+// allocated upward, is mapped at start: about what a cycle of a few
+// domains allocates before it exits (docs/benchmarks.md).
+const HeapBytes = 2 << 20
+
+// region is a range of the process's address space, [start, end).
+type region struct{ start, end uintptr }
+
+// mapping is one line of /proc/self/maps.
+type mapping struct {
+	region
+	perms string // "r-xp", "rw-p", …
+	path  string // the file mapped, or "" (anonymous, [heap], [stack] …)
+}
+
+// parseMaps reads the lines of /proc/self/maps in b. A line cut short at
+// the end of b (the buffer was full) is left out, as is any line that does
+// not parse: the caller only gives up a little speed for it.
+func parseMaps(b []byte) []mapping {
+	var out []mapping
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) && b[i] != '\n' {
+			i++
+		}
+		if i == len(b) {
+			break // no newline: cut short
+		}
+		if m, ok := parseLine(b[:i]); ok {
+			out = append(out, m)
+		}
+		b = b[i+1:]
+	}
+	return out
+}
+
+// parseLine parses "start-end perms offset dev inode [path]".
+func parseLine(line []byte) (mapping, bool) {
+	var m mapping
+	var fields [6][]byte
+	n := 0
+	for i := 0; i < len(line) && n < 6; {
+		for i < len(line) && line[i] == ' ' {
+			i++
+		}
+		if i == len(line) {
+			break
+		}
+		j := i
+		if n == 5 {
+			j = len(line) // the path is the rest of the line, spaces and all
+		} else {
+			for j < len(line) && line[j] != ' ' {
+				j++
+			}
+		}
+		fields[n] = line[i:j]
+		n++
+		i = j
+	}
+	if n < 5 || len(fields[1]) != 4 {
+		return m, false
+	}
+	dash := -1
+	for i, c := range fields[0] {
+		if c == '-' {
+			dash = i
+			break
+		}
+	}
+	if dash < 0 {
+		return m, false
+	}
+	var ok1, ok2 bool
+	m.start, ok1 = parseHex(fields[0][:dash])
+	m.end, ok2 = parseHex(fields[0][dash+1:])
+	if !ok1 || !ok2 || m.end <= m.start {
+		return m, false
+	}
+	m.perms = string(fields[1])
+	if n == 6 {
+		m.path = string(fields[5])
+	}
+	return m, true
+}
+
+// parseHex parses a lowercase hexadecimal address.
+func parseHex(b []byte) (uintptr, bool) {
+	if len(b) == 0 || len(b) > 16 {
+		return 0, false
+	}
+	var v uintptr
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uintptr(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uintptr(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// plan picks, from the mappings, the executable's read-only ones — those
+// of the file that holds rodata, an address inside it, and not writable —
+// and the heap's range from heap (an object just allocated) up to
+// heapBytes further, cut at the end of its mapping.
+func plan(maps []mapping, rodata, heap, heapBytes uintptr) (read []region, write region) {
+	exe := ""
+	for _, m := range maps {
+		if m.start <= rodata && rodata < m.end {
+			exe = m.path
+		}
+	}
+	for _, m := range maps {
+		if exe != "" && m.path == exe && len(m.perms) == 4 && m.perms[0] == 'r' && m.perms[1] != 'w' {
+			read = append(read, m.region)
+		}
+		if m.start <= heap && heap < m.end && m.perms == "rw-p" && m.path == "" {
+			start := heap &^ (pageSize - 1)
+			write = region{start, min(m.end, start+heapBytes)}
+		}
+	}
+	return read, write
+}
+
+// pageSize is the smallest page size of the architectures ooda is built
+// for; a range rounded down to it is rounded down to any larger one's
+// boundary by the kernel, which rounds the length up.
+const pageSize = 4096

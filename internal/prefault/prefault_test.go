@@ -1,0 +1,65 @@
+package prefault
+
+import (
+	"slices"
+	"testing"
+)
+
+// A /proc/self/maps as a static Go binary has it, with an executable
+// whose path holds a space and a line cut short at the end.
+const sampleMaps = `00400000-00c00000 r-xp 00000000 fe:00 123 /opt/my tools/ooda
+00c00000-01400000 r--p 00800000 fe:00 123 /opt/my tools/ooda
+01400000-01480000 rw-p 01000000 fe:00 123 /opt/my tools/ooda
+01480000-034c0000 rw-p 00000000 00:00 0
+3dbc00000000-3dbc00400000 rw-p 00000000 00:00 0
+3dbc00400000-3dbc04000000 ---p 00000000 00:00 0
+7f0000000000-7f0000100000 r--p 00000000 fe:00 456 /usr/lib/other.so
+7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                          [stack]
+7ffc00100000-7ffc00102000 r-xp 00000000 00:00 0                          [vdso]
+7ffc00200000-7ffc00201000 r-xp 00000000 00:00 0   [trunc`
+
+func TestParseMaps(t *testing.T) {
+	maps := parseMaps([]byte(sampleMaps))
+	if len(maps) != 9 {
+		t.Fatalf("%d mappings, want 9 (the last line is cut short): %+v", len(maps), maps)
+	}
+	if m := maps[1]; m.start != 0xc00000 || m.end != 0x1400000 || m.perms != "r--p" || m.path != "/opt/my tools/ooda" {
+		t.Errorf("second line: %+v", m)
+	}
+	if m := maps[3]; m.path != "" || m.perms != "rw-p" {
+		t.Errorf("anonymous line: %+v", m)
+	}
+	if m := maps[7]; m.path != "[stack]" {
+		t.Errorf("stack line: %+v", m)
+	}
+	for _, bad := range []string{"", "zz-10 r-xp 0 0 0\n", "10 r-xp 0 0 0\n", "20-10 r-xp 0 0 0\n", "10-20 rx 0 0 0\n", "10-20\n"} {
+		if got := parseMaps([]byte(bad)); len(got) != 0 {
+			t.Errorf("%q parsed as %+v", bad, got)
+		}
+	}
+}
+
+func TestPlan(t *testing.T) {
+	maps := parseMaps([]byte(sampleMaps))
+	read, write := plan(maps, 0xd00000, 0x3dbc00012345, HeapBytes)
+	// The executable's code and read-only data; not its writable data,
+	// not another file, not the vdso.
+	if want := []region{{0x400000, 0xc00000}, {0xc00000, 0x1400000}}; !slices.Equal(read, want) {
+		t.Errorf("read %x, want %x", read, want)
+	}
+	if want := (region{0x3dbc00012000, 0x3dbc00212000}); write != want {
+		t.Errorf("write %x, want %x", write, want)
+	}
+	// Near the end of the heap's mapping, the range stops at its end.
+	if _, w := plan(maps, 0xd00000, 0x3dbc003ff000, HeapBytes); w != (region{0x3dbc003ff000, 0x3dbc00400000}) {
+		t.Errorf("write at the end %x", w)
+	}
+	// No mapping holds the anchors: nothing is planned.
+	if r, w := plan(maps, 0x10, 0x20, HeapBytes); len(r) != 0 || w != (region{}) {
+		t.Errorf("unknown anchors planned %x %x", r, w)
+	}
+	// A heap anchor in a file mapping or a read-only one is not written.
+	if _, w := plan(maps, 0xd00000, 0x7f0000000010, HeapBytes); w != (region{}) {
+		t.Errorf("wrote in a file mapping: %x", w)
+	}
+}
