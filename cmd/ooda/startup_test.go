@@ -190,3 +190,24 @@ func TestBinaryLinksNoTextPackages(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryLinksNoTestingOrGenerator: the testing package (which the
+// config package once imported for testing.Testing) and the go/parser,
+// go/format family (which config's key-tree generator needs) are not
+// linked into ooda: each package linked is initialised, and partly paged
+// in, by every process.
+func TestBinaryLinksNoTestingOrGenerator(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list ooda's dependencies: %v", err)
+	}
+	out, err := exec.Command(goTool, "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "testing" || strings.HasPrefix(pkg, "go/") || strings.HasSuffix(pkg, "/internal/keytree") {
+			t.Errorf("ooda links %s", pkg)
+		}
+	}
+}

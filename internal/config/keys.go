@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/ooda-loop/ooda/internal/config/internal/keytree"
+	"github.com/ooda-loop/ooda/internal/config/internal/schemaref"
 )
 
 // Warning is a problem in the configuration that does not stop it from
@@ -175,7 +175,7 @@ func unknownKeyReason(key string, known []string) string {
 
 // resolveRef follows node's "$ref" (only local "#/$defs/NAME" references
 // occur in the embedded schema) to the schema node it names.
-func resolveRef(root, node map[string]any) map[string]any { return keytree.ResolveRef(root, node) }
+func resolveRef(root, node map[string]any) map[string]any { return schemaref.ResolveRef(root, node) }
 
 func mapKeys(m map[string]any) func(func(string) bool) {
 	return func(yield func(string) bool) {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"flag"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -12,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 )
 
 // Remembered verdicts. Compiling the 47 KB schema and validating a
@@ -53,10 +53,16 @@ const (
 // into the real home directory.
 var verdictsInTests = false
 
+// inTestBinary reports whether this process is a Go test binary, as
+// testing.Testing does, from the flag every test binary registers before
+// its tests run: importing the testing package for its answer linked it,
+// and its dependencies, into every ooda process.
+func inTestBinary() bool { return flag.Lookup("test.v") != nil }
+
 // verdictFile is the file holding the remembered verdicts, or "" when they
 // are off: OODA_NO_CACHE set, no user cache directory, or a test binary.
 func verdictFile() string {
-	if os.Getenv(NoCacheEnv) != "" || (testing.Testing() && !verdictsInTests) {
+	if os.Getenv(NoCacheEnv) != "" || (inTestBinary() && !verdictsInTests) {
 		return ""
 	}
 	dir, err := os.UserCacheDir()

@@ -261,3 +261,11 @@ func BenchmarkVerdictKey(b *testing.B) {
 		}
 	}
 }
+
+// A test binary is recognised as one, as testing.Testing says, so that
+// the other packages' tests never write verdicts into the real cache.
+func TestInTestBinaryAgreesWithTesting(t *testing.T) {
+	if got, want := inTestBinary(), testing.Testing(); got != want || !got {
+		t.Fatalf("inTestBinary() = %v, testing.Testing() = %v", got, want)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ooda-loop/ooda/internal/config/internal/schemaref"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -46,7 +47,7 @@ func Source(schema []byte) ([]byte, error) {
 	// in the order first met, breadth first, keys sorted: the same schema
 	// always gives the same numbers.
 	id := func(m map[string]any) int {
-		m = ResolveRef(root, m)
+		m = schemaref.ResolveRef(root, m)
 		if m == nil {
 			return -1
 		}
@@ -122,24 +123,4 @@ func Source(schema []byte) ([]byte, error) {
 	// a millisecond of each process's start).
 	fmt.Fprintf(&b, "\n// schemaSum is the SHA-256 of schema.json: part of the key a verdict about\n// a configuration is remembered under (verdict.go).\nconst schemaSum = %q\n", fmt.Sprintf("%x", sha256.Sum256(schema)))
 	return format.Source([]byte(b.String()))
-}
-
-// ResolveRef follows node's "$ref" to the schema node it names: a local
-// "#/$defs/NAME" reference, at most eight in a row; any other reference
-// leads nowhere (nil). Config's schema walks and the key tree follow
-// references alike through it.
-func ResolveRef(root, node map[string]any) map[string]any {
-	for i := 0; i < 8 && node != nil; i++ {
-		ref, ok := node["$ref"].(string)
-		if !ok {
-			return node
-		}
-		name, ok := strings.CutPrefix(ref, "#/$defs/")
-		if !ok {
-			return nil
-		}
-		defs, _ := root["$defs"].(map[string]any)
-		node, _ = defs[name].(map[string]any)
-	}
-	return node
 }
