@@ -70,6 +70,15 @@ func TestFirstDomainState_UnreadableMessageMatchesHours(t *testing.T) {
 			}
 		}
 	})
+	t.Run("with a record ahead of now", func(t *testing.T) {
+		o, d := observeOne(t, "not json {", "2026-03-02T11:00:00Z")
+		if d.NeverRun || d.Hours != 0 {
+			t.Fatalf("never run %v, hours %v; want 0 h (a run recorded later than now)", d.NeverRun, d.Hours)
+		}
+		if w := warningWith(o, "state file unreadable"); !strings.Contains(w, "domain_last_run 2026-03-02T11:00:00Z, 2.0 h from now)") {
+			t.Fatalf("warning %q", w)
+		}
+	})
 	t.Run("without a record", func(t *testing.T) {
 		o, d := observeOne(t, "not json {", "")
 		if !d.NeverRun || d.Hours != 168 {

@@ -176,7 +176,7 @@ func Observe(in Input) *Observation {
 			d.Hours = math.Max(0, now.Sub(last).Hours())
 		}
 		if err != nil {
-			o.Warnings = append(o.Warnings, unreadableWarning(*dc, err, *d, recorded, last, cfg.Scoring.HoursIfNeverRun))
+			o.Warnings = append(o.Warnings, unreadableWarning(*dc, err, recorded, last, now, cfg.Scoring.HoursIfNeverRun))
 		}
 		for _, a := range ds.Alerts {
 			if a.Severity == "critical" {
@@ -248,7 +248,7 @@ func parseTime(s string) (time.Time, bool) {
 // (the later of the file's last_run and the engine's own record,
 // state.json domain_last_run), so the message says which one it was
 // rather than promising a "never run" the score does not use.
-func unreadableWarning(dc config.Domain, err error, d Domain, recorded bool, last time.Time, neverHours float64) string {
+func unreadableWarning(dc config.Domain, err error, recorded bool, last, now time.Time, neverHours float64) string {
 	fix := fmt.Sprintf("fix or delete %s; %s rewrites it when it runs", dc.StateFile, dc.PrimarySkill)
 	if state.IsRefused(err) {
 		fix = "move it aside or replace it with a regular file inside the project; " + dc.PrimarySkill + " rewrites it when it runs"
@@ -256,8 +256,15 @@ func unreadableWarning(dc config.Domain, err error, d Domain, recorded bool, las
 	if !recorded {
 		return fmt.Sprintf("[Observe] %s: state file unreadable (%v); treating as never run (%g h, scoring.hours_if_never_run): %s", dc.Name, err, neverHours, fix)
 	}
-	return fmt.Sprintf("[Observe] %s: state file unreadable (%v); hours since last run taken from the engine's record (state.json domain_last_run %s, %.1f h ago): %s",
-		dc.Name, err, state.FormatTime(last), d.Hours, fix)
+	// A run recorded later than now (a cycle run with --now ahead of the
+	// clock) scores as just run; the message says how far ahead it is
+	// rather than "0.0 h ago".
+	when := fmt.Sprintf("%.1f h ago", now.Sub(last).Hours())
+	if last.After(now) {
+		when = fmt.Sprintf("%.1f h from now", last.Sub(now).Hours())
+	}
+	return fmt.Sprintf("[Observe] %s: state file unreadable (%v); hours since last run taken from the engine's record (state.json domain_last_run %s, %s): %s",
+		dc.Name, err, state.FormatTime(last), when, fix)
 }
 
 // AnyCriticalAlert reports whether any configured domain's state file has a

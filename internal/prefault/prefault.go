@@ -7,8 +7,8 @@
 // it, against well under one when a single madvise call maps them all), so
 // the faults alone were a fifth of a cycle's CPU time.
 //
-// Its work is done by its package initialisation, which is why
-// cmd/ooda imports it and why it imports nothing but syscall: the Go
+// Its work is done by its package initialisation, which is why cmd/ooda
+// imports it and why it imports nothing but syscall (and unsafe): the Go
 // runtime initialises packages in dependency order and, among those
 // ready, by import path, so a package with no other dependencies runs
 // before the libraries whose initialisation is most of the faults.
