@@ -176,15 +176,7 @@ func TestStartupAllocationBudget(t *testing.T) {
 // tables, plural rules and catalog were initialised in every process
 // (third_party/README.md).
 func TestBinaryLinksNoTextPackages(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to list the validator's dependencies: %v", err)
-	}
-	out, err := exec.Command(goTool, "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, pkg := range strings.Fields(string(out)) {
+	for _, pkg := range linkedPackages(t) {
 		if strings.HasPrefix(pkg, "golang.org/x/text/") {
 			t.Errorf("ooda links %s", pkg)
 		}
@@ -197,6 +189,17 @@ func TestBinaryLinksNoTextPackages(t *testing.T) {
 // linked into ooda: each package linked is initialised, and partly paged
 // in, by every process.
 func TestBinaryLinksNoTestingOrGenerator(t *testing.T) {
+	for _, pkg := range linkedPackages(t) {
+		if pkg == "testing" || strings.HasPrefix(pkg, "go/") || strings.HasSuffix(pkg, "/internal/keytree") {
+			t.Errorf("ooda links %s", pkg)
+		}
+	}
+}
+
+// linkedPackages lists the import paths of every package ooda is built
+// from, as `go list -deps` does.
+func linkedPackages(t *testing.T) []string {
+	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is needed to list ooda's dependencies: %v", err)
@@ -205,9 +208,5 @@ func TestBinaryLinksNoTestingOrGenerator(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	for _, pkg := range strings.Fields(string(out)) {
-		if pkg == "testing" || strings.HasPrefix(pkg, "go/") || strings.HasSuffix(pkg, "/internal/keytree") {
-			t.Errorf("ooda links %s", pkg)
-		}
-	}
+	return strings.Fields(string(out))
 }
