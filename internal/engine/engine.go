@@ -1111,6 +1111,9 @@ func (c *cycle) decideInput(obs *observe.Observation, ori orient.Orientation) de
 		Lean:             c.recall.Lean,
 		Quarantined:      c.opts.Quarantined,
 	}
+	// Room for every domain at once: appended one by one, a thousand
+	// domains' entries were copied ten times over as the list grew.
+	in.Domains = make([]decide.Domain, 0, len(obs.Domains))
 	for _, d := range obs.Domains {
 		dd := decide.Domain{Name: d.Config.Name, Index: d.Config.Index, Weight: d.Weight, Hours: d.Hours, NeverRun: d.NeverRun,
 			Fallback: d.Config.Fallback, MissionAlignment: d.Config.Alignment(), Phase: d.Phase,

@@ -30,7 +30,7 @@ func (c *cycle) rememberWeek(w *state.Store, f *record.Facts, log []state.Decisi
 	// happened in it — once a week: the other cycles of the week find it
 	// written and gather nothing.
 	if reflect.EpisodeDue(snap.Episodes, c.now) {
-		scores := map[string]float64{}
+		scores := make(map[string]float64, max(len(c.ori.Confidence), len(conf.Scores)))
 		for d, v := range c.ori.Confidence {
 			scores[d] = v
 		}
