@@ -1,6 +1,10 @@
 package state
 
-import "bytes"
+import (
+	"bytes"
+	"slices"
+	"sync"
+)
 
 // dupScan is the state of scanDocument: the keys of every open object,
 // innermost last, and whether some object may name a key twice.
@@ -18,8 +22,12 @@ type dupScan struct {
 // walk to decide).
 func scanDocument(b []byte) (start, end int, ok, dup bool) {
 	start = skipSpace(b, 0)
-	var s dupScan
+	keys := dupKeys.Get().(*[][]byte)
+	s := dupScan{keys: (*keys)[:0]}
 	end, ok = s.value(b, start, 0)
+	clear(s.keys[:cap(s.keys)])
+	*keys = s.keys[:0]
+	dupKeys.Put(keys)
 	if !ok || skipSpace(b, end) != len(b) {
 		return start, 0, false, false
 	}
@@ -34,8 +42,14 @@ func (s *dupScan) value(b []byte, i, depth int) (int, bool) {
 	return scanValue(b, i, depth)
 }
 
-// dupScanSet is how many keys an object holds before they go to a set:
-// past a few dozen keys a set beats the linear scan.
+// dupKeys are scanDocument's key stacks: a state file of a thousand
+// domains has objects of a thousand keys, read every cycle.
+var dupKeys = sync.Pool{New: func() any { return new([][]byte) }}
+
+// dupScanSet is how many keys an object holds before they are no longer
+// compared one by one as they come: past a few dozen, its keys are sorted
+// when it closes and neighbours compared, which allocates nothing where a
+// set of a thousand keys took tens of kilobytes.
 const dupScanSet = 32
 
 // container is scanContainer without its callback, recording keys.
@@ -50,7 +64,7 @@ func (s *dupScan) container(b []byte, i, depth int) (int, bool) {
 	}
 	base := len(s.keys)
 	defer func() { s.keys = s.keys[:base] }()
-	var set map[string]struct{}
+	large := false
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == closing {
 		return i + 1, true
@@ -65,7 +79,7 @@ func (s *dupScan) container(b []byte, i, depth int) (int, bool) {
 				return 0, false
 			}
 			if !s.dup {
-				s.record(b[i+1:end-1], plain, base, &set)
+				s.record(b[i+1:end-1], plain, base, &large)
 			}
 			i = skipSpace(b, end)
 			if i >= len(b) || b[i] != ':' {
@@ -85,6 +99,9 @@ func (s *dupScan) container(b []byte, i, depth int) (int, bool) {
 		case ',':
 			i = skipSpace(b, i+1)
 		case closing:
+			if large && !s.dup {
+				s.dup = sortedHasEqual(s.keys[base:])
+			}
 			return i + 1, true
 		default:
 			return 0, false
@@ -92,22 +109,29 @@ func (s *dupScan) container(b []byte, i, depth int) (int, bool) {
 	}
 }
 
+// sortedHasEqual sorts keys and reports whether two of them are equal.
+func sortedHasEqual(keys [][]byte) bool {
+	slices.SortFunc(keys, bytes.Compare)
+	for i := 1; i < len(keys); i++ {
+		if bytes.Equal(keys[i-1], keys[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // record adds key (its content, between the quotes) to the object whose
-// keys start at base in s.keys, or to its set once it has one, and marks
-// a possible duplicate.
-func (s *dupScan) record(key []byte, plain bool, base int, set *map[string]struct{}) {
+// keys start at base, and reports a duplicate in s.dup: at once while the
+// object holds dupScanSet keys or fewer, else when it closes (large).
+func (s *dupScan) record(key []byte, plain bool, base int, large *bool) {
 	// scanString's plain is false for an escape or a byte outside ASCII;
 	// only an escape can make two keys written differently equal.
 	if !plain && bytes.IndexByte(key, '\\') >= 0 {
 		s.dup = true
 		return
 	}
-	if *set != nil {
-		if _, dup := (*set)[string(key)]; dup {
-			s.dup = true
-			return
-		}
-		(*set)[bytesKey(key)] = struct{}{}
+	if *large {
+		s.keys = append(s.keys, key)
 		return
 	}
 	for _, k := range s.keys[base:] {
@@ -117,12 +141,7 @@ func (s *dupScan) record(key []byte, plain bool, base int, set *map[string]struc
 		}
 	}
 	s.keys = append(s.keys, key)
-	if n := len(s.keys) - base; n > dupScanSet {
-		m := make(map[string]struct{}, 2*n)
-		for _, k := range s.keys[base:] {
-			m[bytesKey(k)] = struct{}{}
-		}
-		s.keys = s.keys[:base]
-		*set = m
+	if len(s.keys)-base > dupScanSet {
+		*large = true
 	}
 }

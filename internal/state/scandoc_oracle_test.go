@@ -212,3 +212,33 @@ func TestLoadDuplicateKeysOneWalk(t *testing.T) {
 		t.Errorf("corrupt: %v", got.Corrupt)
 	}
 }
+
+// An object of a thousand keys — a state file of a thousand domains — is
+// checked for duplicates without a set of its keys: scanDocument
+// allocates nothing once its key stack has grown, and still finds the
+// one key written twice.
+func TestScanDocumentLargeObjectAllocatesNothing(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"domains": {`)
+	for i := range 1000 {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, `"d%d": {"score": 0.5, "history": [0.5]}`, i)
+	}
+	sb.WriteString(`}}`)
+	doc := []byte(sb.String())
+	if _, _, ok, dup := scanDocument(doc); !ok || dup {
+		t.Fatalf("ok %v, dup %v for a document without duplicates", ok, dup)
+	}
+	twice := []byte(strings.Replace(sb.String(), `"d999"`, `"d17"`, 1))
+	if _, _, ok, dup := scanDocument(twice); !ok || !dup {
+		t.Fatalf("ok %v, dup %v for a document naming d17 twice", ok, dup)
+	}
+	if raceDetector {
+		t.Skip("allocation counts vary at random under -race (sync.Pool drops items)")
+	}
+	if a := testing.AllocsPerRun(20, func() { _, _, _, _ = scanDocument(doc) }); a != 0 {
+		t.Errorf("scanDocument allocates %v times for a 1,000-key object", a)
+	}
+}
