@@ -515,26 +515,10 @@ func contrarianOf(m state.Memos, cycle int, log []state.DecisionEntry) *state.Co
 			}
 		}
 		if r.DominantDomain != "" {
-			// The window of the check: the last ContrarianWindow entries
-			// that chose a domain, counted in the log itself (an entry is
-			// a large value, not worth a list of copies).
-			decided := func(e *state.DecisionEntry) bool {
-				return !e.IsSkip() && e.SelectedDomain != "" && e.Cycle <= cycle
-			}
-			n := 0
-			for i := range log {
-				if decided(&log[i]) {
-					n++
-				}
-			}
-			before := max(0, n-reflect.ContrarianWindow)
-			for i := range log {
-				if e := &log[i]; decided(e) {
-					if before > 0 {
-						before--
-					} else if e.SelectedDomain == r.DominantDomain {
-						r.DominantFrequency++
-					}
+			// How often the dominant domain won in the check's window.
+			for e, inWindow := range reflect.ContrarianDecisions(log, cycle) {
+				if inWindow && e.SelectedDomain == r.DominantDomain {
+					r.DominantFrequency++
 				}
 			}
 		}

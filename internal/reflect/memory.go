@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"math"
 	"regexp"
 	"slices"
@@ -1200,34 +1201,16 @@ func ContrarianCheck(in ContrarianInput) (*state.Intervention, string) {
 	if in.Cycle < 1 || in.Cycle%interval != 0 {
 		return nil, fmt.Sprintf("not a contrarian cycle (every %d cycles)", interval)
 	}
-	// The decisions are the log's entries that chose a domain by this
-	// cycle; the window, the last ContrarianWindow of them. Both are
-	// walked in the log itself: an entry is a large value, and a list of
-	// copies cost more than the check.
-	decided := func(e *state.DecisionEntry) bool {
-		return !e.IsSkip() && e.SelectedDomain != "" && e.Cycle <= in.Cycle
-	}
-	decisions := 0
-	for i := range in.Log {
-		if decided(&in.Log[i]) {
-			decisions++
-		}
-	}
-	before := max(0, decisions-ContrarianWindow)
-	window := decisions - before
+	window := 0
 	wins := map[string]int{}
 	selected := map[string]int{}
 	dom, domN := "", 0
-	for i := range in.Log {
-		e := &in.Log[i]
-		if !decided(e) {
-			continue
-		}
+	for e, inWindow := range ContrarianDecisions(in.Log, in.Cycle) {
 		selected[e.SelectedDomain]++
-		if before > 0 {
-			before--
+		if !inWindow {
 			continue
 		}
+		window++
 		wins[e.SelectedDomain]++
 		if n := wins[e.SelectedDomain]; n > domN {
 			dom, domN = e.SelectedDomain, n
@@ -1266,6 +1249,39 @@ func ContrarianCheck(in ContrarianInput) (*state.Intervention, string) {
 		iv.Extra = state.Extra{"dominant_domain": b}
 	}
 	return iv, iv.Reason
+}
+
+// ContrarianDecisions yields, in order, the entries of log that chose a
+// domain by cycle (the contrarian check's decisions, 6-C4), each with
+// whether it is among the last ContrarianWindow of them (the check's
+// window). It walks the log itself: an entry is a large value, and a list
+// of copies cost more than the check.
+func ContrarianDecisions(log []state.DecisionEntry, cycle int) iter.Seq2[*state.DecisionEntry, bool] {
+	decided := func(e *state.DecisionEntry) bool {
+		return !e.IsSkip() && e.SelectedDomain != "" && e.Cycle <= cycle
+	}
+	return func(yield func(*state.DecisionEntry, bool) bool) {
+		n := 0
+		for i := range log {
+			if decided(&log[i]) {
+				n++
+			}
+		}
+		before := max(0, n-ContrarianWindow)
+		for i := range log {
+			e := &log[i]
+			if !decided(e) {
+				continue
+			}
+			inWindow := before == 0
+			if !inWindow {
+				before--
+			}
+			if !yield(e, inWindow) {
+				return
+			}
+		}
+	}
 }
 
 // memTokens are a text's significant tokens in order: lower-cased, split

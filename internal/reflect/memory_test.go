@@ -654,3 +654,36 @@ func TestStep6C4_SourceEpisodesAreCapped(t *testing.T) {
 		t.Fatalf("an episode cut from the list confirmed again: %s, %+v", memTJSON(t, p), res)
 	}
 }
+
+// 6-C4: the contrarian check's decisions are the entries that chose a
+// domain by this cycle (not skips, not later cycles), its window the last
+// seven of them, in log order; stopping early stops the walk.
+func TestStep6C4_ContrarianDecisions(t *testing.T) {
+	var log []state.DecisionEntry
+	for c := 1; c <= 12; c++ {
+		e := state.DecisionEntry{Cycle: c, SelectedDomain: fmt.Sprintf("d%d", c)}
+		if c == 4 {
+			e.SelectedDomain = "" // observe-only: no domain chosen
+		}
+		log = append(log, e)
+	}
+	var got []string
+	for e, in := range ContrarianDecisions(log, 10) {
+		got = append(got, fmt.Sprintf("%s:%v", e.SelectedDomain, in))
+	}
+	if ContrarianWindow != 7 {
+		t.Fatalf("ContrarianWindow is %d; the case assumes 7", ContrarianWindow)
+	}
+	want := []string{"d1:false", "d2:false", "d3:true", "d5:true", "d6:true", "d7:true", "d8:true", "d9:true", "d10:true"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("decisions %v\nwant      %v", got, want)
+	}
+	n := 0
+	for range ContrarianDecisions(log, 10) {
+		n++
+		break
+	}
+	if n != 1 {
+		t.Fatalf("the walk went on after the loop stopped: %d", n)
+	}
+}
