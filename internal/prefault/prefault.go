@@ -8,12 +8,18 @@
 // the faults alone were a fifth of a cycle's CPU time.
 //
 // Its work is done by its package initialisation, which is why cmd/ooda
-// imports it and why it imports nothing but syscall (and unsafe): the Go
-// runtime initialises packages in dependency order and, among those
-// ready, by import path, so a package with no other dependencies runs
-// before the libraries whose initialisation is most of the faults.
-// OODA_PREFAULT=0 turns it off; where the kernel lacks the calls (Linux
-// before 5.14) or the system is not Linux, it does nothing.
+// imports it and why it imports nothing but syscall and what syscall
+// itself depends on (runtime, sync/atomic, unsafe): the Go runtime
+// initialises packages in dependency order and, among those ready, by
+// import path, so a package with no other dependencies runs before the
+// libraries whose initialisation is most of the faults.
+//
+// A command that learns it is about to allocate much more (a cycle of
+// hundreds of domains) calls HeapAhead, which grows the heap by that
+// much at once, in huge pages where the kernel gives them.
+//
+// OODA_PREFAULT=0 turns both off; where the kernel lacks the calls (Linux
+// before 5.14) or the system is not Linux, they do nothing.
 package prefault
 
 // EnvVar names the environment variable that turns prefaulting off when
@@ -152,3 +158,63 @@ func plan(maps []mapping, rodata, heap, heapBytes uintptr) (read []region, write
 // for; a range rounded down to it is rounded down to any larger one's
 // boundary by the kernel, which rounds the length up.
 const pageSize = 4096
+
+// The bounds of HeapAhead's n: below HeapAheadMin the collection it
+// costs takes about what it saves (measured even at 550 domains, about
+// 4.4 MiB, docs/benchmarks.md); HeapAheadMax caps what a wrong estimate
+// can cost in memory.
+const (
+	HeapAheadMin = 6 << 20
+	HeapAheadMax = 64 << 20
+)
+
+// hugeInterior is the part of r made of whole huge pages of size huge
+// (a power of two): r's start rounded up, its end rounded down.
+func hugeInterior(r region, huge uintptr) region {
+	if huge == 0 || huge&(huge-1) != 0 {
+		return region{}
+	}
+	start := (r.start + huge - 1) &^ (huge - 1)
+	end := r.end &^ (huge - 1)
+	if start < r.start || end <= start { // wrapped, or no whole page
+		return region{}
+	}
+	return region{start, end}
+}
+
+// hugePagesAdvisable reports whether the kernel's transparent huge page
+// setting (the contents of /sys/kernel/mm/transparent_hugepage/enabled,
+// "always [madvise] never") gives huge pages to memory advised to have
+// them.
+func hugePagesAdvisable(setting []byte) bool {
+	return contains(setting, "[always]") || contains(setting, "[madvise]")
+}
+
+// contains is bytes.Contains, which this package does not import (see the
+// package comment).
+func contains(b []byte, s string) bool {
+	for i := 0; i+len(s) <= len(b); i++ {
+		if string(b[i:i+len(s)]) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// parseDecimal parses a decimal number such as /sys's hpage_pmd_size.
+func parseDecimal(b []byte) (uintptr, bool) {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ') {
+		b = b[:len(b)-1]
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v uintptr
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uintptr(c-'0')
+	}
+	return v, true
+}

@@ -64,3 +64,52 @@ func TestPlan(t *testing.T) {
 		t.Errorf("wrote in a file mapping: %x", w)
 	}
 }
+
+func TestHugeInterior(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name string
+		r    region
+		huge uintptr
+		want region
+	}{
+		{"aligned", region{4 * mib, 12 * mib}, 2 * mib, region{4 * mib, 12 * mib}},
+		{"rounded inward", region{4*mib + 4096, 12*mib - 1}, 2 * mib, region{6 * mib, 10 * mib}},
+		{"no whole page", region{4*mib + 4096, 6*mib + 4096}, 2 * mib, region{}},
+		{"smaller than a page", region{4 * mib, 5 * mib}, 2 * mib, region{}},
+		{"size not a power of two", region{0, 12 * mib}, 3 * mib, region{}},
+		{"no size", region{0, 12 * mib}, 0, region{}},
+		{"end of the address space", region{^uintptr(0) - mib, ^uintptr(0)}, 2 * mib, region{}},
+	} {
+		if got := hugeInterior(c.r, c.huge); got != c.want {
+			t.Errorf("%s: hugeInterior(%x, %x) = %x, want %x", c.name, c.r, c.huge, got, c.want)
+		}
+	}
+}
+
+func TestHugePagesAdvisable(t *testing.T) {
+	for setting, want := range map[string]bool{
+		"always [madvise] never\n": true,
+		"[always] madvise never\n": true,
+		"always madvise [never]\n": false,
+		"":                         false,
+		"madvise":                  false, // no choice marked
+	} {
+		if got := hugePagesAdvisable([]byte(setting)); got != want {
+			t.Errorf("hugePagesAdvisable(%q) = %v, want %v", setting, got, want)
+		}
+	}
+}
+
+func TestParseDecimal(t *testing.T) {
+	for in, want := range map[string]uintptr{"2097152\n": 2 << 20, "65536": 64 << 10} {
+		if got, ok := parseDecimal([]byte(in)); !ok || got != want {
+			t.Errorf("parseDecimal(%q) = %d, %v; want %d", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "\n", "2M", "-1", "99999999999999999999"} {
+		if got, ok := parseDecimal([]byte(in)); ok {
+			t.Errorf("parseDecimal(%q) = %d, want no number", in, got)
+		}
+	}
+}
