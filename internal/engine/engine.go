@@ -441,7 +441,7 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	// A cycle allocates about heapPerDomain for each domain and collects
 	// no garbage before it exits; at hundreds of domains that is
 	// megabytes of fresh pages, mapped now in one go (prefault.HeapAhead).
-	prefault.HeapAhead(len(cfg.Domains) * heapPerDomain)
+	prefault.HeapAhead(min(len(cfg.Domains), prefault.HeapAheadMax/heapPerDomain) * heapPerDomain)
 	perfstat.Mark("config loaded")
 	// Keys the configuration does not define (a misspelt "wieght") are
 	// ignored; say so before anything else, every cycle, until fixed.

@@ -206,12 +206,12 @@ func parseDecimal(b []byte) (uintptr, bool) {
 	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ') {
 		b = b[:len(b)-1]
 	}
-	if len(b) == 0 || len(b) > 19 {
+	if len(b) == 0 {
 		return 0, false
 	}
 	var v uintptr
 	for _, c := range b {
-		if c < '0' || c > '9' {
+		if c < '0' || c > '9' || v > (^uintptr(0)-9)/10 {
 			return 0, false
 		}
 		v = v*10 + uintptr(c-'0')
