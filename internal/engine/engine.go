@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ooda-loop/ooda/internal/prefault"
 	"io"
 	"log/slog"
 	"math"
@@ -36,6 +35,7 @@ import (
 	"github.com/ooda-loop/ooda/internal/observe"
 	"github.com/ooda-loop/ooda/internal/orient"
 	"github.com/ooda-loop/ooda/internal/perfstat"
+	"github.com/ooda-loop/ooda/internal/prefault"
 	"github.com/ooda-loop/ooda/internal/proc"
 	"github.com/ooda-loop/ooda/internal/record"
 	"github.com/ooda-loop/ooda/internal/reflect"
@@ -438,10 +438,6 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 		}
 	}
 	c.cfg = cfg
-	// A cycle allocates about heapPerDomain for each domain and collects
-	// no garbage before it exits; at hundreds of domains that is
-	// megabytes of fresh pages, mapped now in one go (prefault.HeapAhead).
-	prefault.HeapAhead(min(len(cfg.Domains), prefault.HeapAheadMax/heapPerDomain) * heapPerDomain)
 	perfstat.Mark("config loaded")
 	// Keys the configuration does not define (a misspelt "wieght") are
 	// ignored; say so before anything else, every cycle, until fixed.
@@ -520,6 +516,11 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	// cycle_in_progress once state.json is read): no one else writes
 	// there.
 	perfstat.Mark("lock taken")
+	// A cycle allocates about heapPerDomain for each domain and collects
+	// no garbage before it exits; at hundreds of domains that is
+	// megabytes of fresh pages, mapped now in one go (prefault.HeapAhead),
+	// once the cycle knows it will run: not when halted or locked out.
+	prefault.HeapAhead(min(len(cfg.Domains), prefault.HeapAheadMax/heapPerDomain) * heapPerDomain)
 	if !opts.DryRun {
 		c.removeTempFiles(crashed)
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -17,20 +18,31 @@ import (
 const heapChildEnv = "PREFAULT_HEAP_CHILD"
 
 // HeapAhead grows the heap by its block in huge pages and frees the block
-// for the allocations that follow, once; not with OODA_PREFAULT=0, not for
-// less than HeapAheadMin.
+// for the allocations that follow, once; not with OODA_PREFAULT=0, not
+// for less than HeapAheadMin, not with GOGC below ooda's 400.
 func TestHeapAhead(t *testing.T) {
-	var buf [64]byte
-	if !hugePagesAdvisable(readSmall(thpEnabledFile, buf[:])) {
-		t.Skipf("%s gives no huge pages to advised memory", thpEnabledFile)
+	// Read apart from the code under test, so that a broken reader fails
+	// the test rather than skipping it.
+	setting, err := os.ReadFile(thpEnabledFile)
+	if err != nil {
+		t.Skipf("no transparent huge pages: %v", err)
 	}
-	for _, mode := range []string{"on", "off", "small"} {
+	if always, advised := thpSetting(setting); !always && !advised {
+		t.Skipf("%s: %s", thpEnabledFile, bytes.TrimSpace(setting))
+	}
+	for _, mode := range []string{"on", "off", "small", "gogc"} {
 		t.Run(mode, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestHeapAheadChild$", "-test.v", "-test.count=1")
-			cmd.Env = append(os.Environ(), heapChildEnv+"="+mode, EnvVar+"=1")
-			if mode == "off" {
-				cmd.Env = append(cmd.Env, EnvVar+"=0")
+			// At ooda's own collector setting (cmd/ooda): at Go's default
+			// the runtime gives a freed 8 MiB back to the system at once.
+			env := []string{heapChildEnv + "=" + mode, "GOGC=400", "GODEBUG=", EnvVar + "=1"}
+			switch mode {
+			case "off":
+				env = append(env, EnvVar+"=0")
+			case "gogc":
+				env = append(env, "GOGC=100")
 			}
+			cmd.Env = append(os.Environ(), env...)
 			out, err := cmd.CombinedOutput()
 			if bytes.Contains(out, []byte("--- SKIP")) {
 				t.Skipf("%s", out)
@@ -48,25 +60,23 @@ func TestHeapAheadChild(t *testing.T) {
 	if mode == "" {
 		t.Skip("run by TestHeapAhead in a process of its own")
 	}
-	const n = 16 << 20
-	free0, huge0, fallback0 := heapFreeBytes(), anonHugeKiB(t), vmstat(t, "thp_fault_fallback")
-	switch mode {
-	case "on":
-		HeapAhead(n)
-	case "off":
-		HeapAhead(n) // OODA_PREFAULT=0
-	case "small":
-		HeapAhead(HeapAheadMin - 1)
+	n := 8 << 20 // what a 1,000-domain cycle asks for
+	if mode == "small" {
+		n = HeapAheadMin - 1
 	}
+	free0, huge0, fallback0 := heapFreeBytes(), anonHugeKiB(t), vmstat(t, "thp_fault_fallback")
+	gcs0 := runtimeMetric("/gc/cycles/total:gc-cycles")
+	HeapAhead(n)
 	freed := int64(heapFreeBytes()) - int64(free0)
 	hugeGained := anonHugeKiB(t) - huge0
+	collected := runtimeMetric("/gc/cycles/total:gc-cycles") - gcs0
 	if mode != "on" {
-		if freed >= n/2 || hugeGained >= 2048 {
-			t.Fatalf("%s: %d bytes freed, %d KiB of huge pages gained: it acted", mode, freed, hugeGained)
+		if freed >= int64(n)/2 || hugeGained >= 2048 || collected != 0 {
+			t.Fatalf("%s: %d bytes freed, %d KiB of huge pages gained, %d collections: it acted", mode, freed, hugeGained, collected)
 		}
 		return
 	}
-	if freed < n/2 {
+	if freed < int64(n)/2 {
 		t.Errorf("%d bytes of heap free after, want at least %d: the block was not collected for reuse", freed, n/2)
 	}
 	if hugeGained < 2048 {
@@ -81,6 +91,60 @@ func TestHeapAheadChild(t *testing.T) {
 	HeapAhead(n)
 	if again := runtimeMetric("/gc/cycles/total:gc-cycles") - gcs; again != 0 {
 		t.Errorf("a second call collected garbage %d times: it acted twice", again)
+	}
+}
+
+func TestCollectorKeepsFreedMemory(t *testing.T) {
+	for v, want := range map[string]bool{"": true, "off": true, "400": true, "1000": true, "100": false, "399": false, "-1": false, "x": false} {
+		t.Setenv("GOGC", v)
+		if got := collectorKeepsFreedMemory(); got != want {
+			t.Errorf("GOGC=%q: %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestThpDisabledByGodebug(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "disablethp=1": true, "gctrace=1,disablethp=1": true, "disablethp=0": false, "xdisablethp=1": false, "disablethp=10": false} {
+		t.Setenv("GODEBUG", v)
+		if got := thpDisabledByGodebug(); got != want {
+			t.Errorf("GODEBUG=%q: %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestSizeEnabledFile(t *testing.T) {
+	for size, want := range map[uintptr]string{
+		2 << 20:   thpDir + "hugepages-2048kB/enabled",
+		512 << 20: thpDir + "hugepages-524288kB/enabled",
+		1024:      thpDir + "hugepages-1kB/enabled",
+	} {
+		if got := sizeEnabledFile(nil, size); got != want {
+			t.Errorf("sizeEnabledFile(%d) = %q, want %q", size, got, want)
+		}
+	}
+}
+
+func TestReadSmall(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "enabled")
+	if err := os.WriteFile(f, []byte("always [madvise] never\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf [64]byte
+	if got := string(readSmall(f, buf[:])); got != "always [madvise] never\n" {
+		t.Errorf("readSmall = %q", got)
+	}
+	if got := readSmall(f, buf[:8]); string(got) != "always [" {
+		t.Errorf("readSmall into 8 bytes = %q, want the first 8", got)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{empty, filepath.Join(dir, "missing"), dir} {
+		if got := readSmall(p, buf[:]); got != nil {
+			t.Errorf("readSmall(%s) = %q, want nil", p, got)
+		}
 	}
 }
 

@@ -18,8 +18,9 @@
 // hundreds of domains) calls HeapAhead, which grows the heap by that
 // much at once, in huge pages where the kernel gives them.
 //
-// OODA_PREFAULT=0 turns both off; where the kernel lacks the calls (Linux
-// before 5.14) or the system is not Linux, they do nothing.
+// OODA_PREFAULT=0 turns both off; elsewhere than Linux they do nothing,
+// and on Linux before 5.14, which cannot map memory ahead, nothing is
+// mapped at start and HeapAhead only advises huge pages.
 package prefault
 
 // EnvVar names the environment variable that turns prefaulting off when
@@ -182,12 +183,28 @@ func hugeInterior(r region, huge uintptr) region {
 	return region{start, end}
 }
 
-// hugePagesAdvisable reports whether the kernel's transparent huge page
-// setting (the contents of /sys/kernel/mm/transparent_hugepage/enabled,
-// "always [madvise] never") gives huge pages to memory advised to have
-// them.
-func hugePagesAdvisable(setting []byte) bool {
-	return contains(setting, "[always]") || contains(setting, "[madvise]")
+// thpSetting reads the kernel's transparent huge page setting (the
+// contents of /sys/kernel/mm/transparent_hugepage/enabled, "always
+// [madvise] never"): whether all anonymous memory gets huge pages, or
+// memory advised to have them.
+func thpSetting(setting []byte) (always, advised bool) {
+	return contains(setting, "[always]"), contains(setting, "[madvise]")
+}
+
+// thpSizeSetting applies a per-size setting ("always inherit madvise
+// [never]"; nil where the kernel has none) over the global one; ok is
+// false when huge pages of that size would not come.
+func thpSizeSetting(setting []byte, always, advised bool) (bool, bool, bool) {
+	switch {
+	case setting == nil || contains(setting, "[inherit]"):
+	case contains(setting, "[always]"):
+		always, advised = true, false
+	case contains(setting, "[madvise]"):
+		always, advised = false, true
+	default: // [never], or a choice not known
+		return false, false, false
+	}
+	return always, advised, always || advised
 }
 
 // contains is bytes.Contains, which this package does not import (see the

@@ -87,16 +87,44 @@ func TestHugeInterior(t *testing.T) {
 	}
 }
 
-func TestHugePagesAdvisable(t *testing.T) {
-	for setting, want := range map[string]bool{
-		"always [madvise] never\n": true,
-		"[always] madvise never\n": true,
-		"always madvise [never]\n": false,
-		"":                         false,
-		"madvise":                  false, // no choice marked
+func TestThpSetting(t *testing.T) {
+	for setting, want := range map[string][2]bool{
+		"always [madvise] never\n": {false, true},
+		"[always] madvise never\n": {true, false},
+		"always madvise [never]\n": {false, false},
+		"":                         {false, false},
+		"madvise":                  {false, false}, // no choice marked
 	} {
-		if got := hugePagesAdvisable([]byte(setting)); got != want {
-			t.Errorf("hugePagesAdvisable(%q) = %v, want %v", setting, got, want)
+		if a, m := thpSetting([]byte(setting)); a != want[0] || m != want[1] {
+			t.Errorf("thpSetting(%q) = %v, %v; want %v, %v", setting, a, m, want[0], want[1])
+		}
+	}
+}
+
+// The per-size setting, where there is one, wins over the global one,
+// unless it says inherit.
+func TestThpSizeSetting(t *testing.T) {
+	type out struct{ always, advised, ok bool }
+	for _, c := range []struct {
+		size           string
+		always, advise bool
+		want           out
+	}{
+		{"", false, true, out{false, true, true}}, // no per-size file
+		{"always [inherit] madvise never\n", false, true, out{false, true, true}},
+		{"always [inherit] madvise never\n", true, false, out{true, false, true}},
+		{"always inherit madvise [never]\n", false, true, out{false, false, false}},
+		{"always inherit [madvise] never\n", true, false, out{false, true, true}},
+		{"[always] inherit madvise never\n", false, true, out{true, false, true}},
+		{"always inherit madvise never\n", false, true, out{false, false, false}}, // nothing marked
+	} {
+		var setting []byte
+		if c.size != "" {
+			setting = []byte(c.size)
+		}
+		a, m, ok := thpSizeSetting(setting, c.always, c.advise)
+		if got := (out{a, m, ok}); got != c.want {
+			t.Errorf("thpSizeSetting(%q, always %v, madvise %v) = %+v, want %+v", c.size, c.always, c.advise, got, c.want)
 		}
 	}
 }
