@@ -2,6 +2,8 @@ package state
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -171,4 +173,30 @@ func FuzzHasDuplicateKeysMatchesPerObject(f *testing.F) {
 			t.Fatalf("jsonDepth(%q) = %d, the oracle %d", b, got, want)
 		}
 	})
+}
+
+// Past dupKeysLinear keys an object's keys are compared when it closes:
+// a document cut short inside such an object (at its end, or in a string)
+// still answers as the oracle, which compared every key as it came.
+func TestHasDuplicateKeysLargeObjectCutShort(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"outer": 1, "big": {`)
+	for i := range dupKeysLinear + 10 {
+		fmt.Fprintf(&sb, `"k%d": [1], `, i)
+	}
+	whole := sb.String()
+	for name, doc := range map[string]string{
+		"closed, no duplicate":     whole + `"last": 2}}`,
+		"closed, a duplicate":      whole + `"k3": 2}}`,
+		"cut at the end":           whole + `"k3": 2`,
+		"cut in a string":          whole + `"k3": 2, "unterminated`,
+		"cut, no duplicate":        whole + `"last": 2, "unterminated`,
+		"a nested large object":    `[` + whole + `"k40": {"a": 1}, "k3": 0`,
+		"duplicate in the outer":   `{"big": 1, ` + whole[len(`{"outer": 1, `):] + `"x": 1}, "big": 2`,
+		"mismatched close, a dup ": whole + `"k3": 2]]`,
+	} {
+		if got, want := hasDuplicateKeys([]byte(doc)), hasDuplicateKeysPerObject([]byte(doc)); got != want {
+			t.Errorf("%s: hasDuplicateKeys = %v, the oracle %v", name, got, want)
+		}
+	}
 }

@@ -548,10 +548,8 @@ func duplicateKeyWalk(display string, b []byte) []string {
 // dupKeyStop marks the bytes hasDuplicateKeys acts on.
 var dupKeyStop = [256]bool{'{': true, '}': true, '[': true, ']': true, ',': true, ':': true, '"': true}
 
-// bytesKey is k as a map key without a copy: the sets of
-// hasDuplicateKeys hold slices of the document, which nothing changes
-// while they live (they are dropped when it returns); a thousand-domain
-// file's objects of a thousand keys no longer copy each key.
+// bytesKey is k as a string without a copy, for a k that nothing changes
+// while the string lives.
 func bytesKey(k []byte) string {
 	if len(k) == 0 {
 		return ""
@@ -566,11 +564,12 @@ func bytesKey(k []byte) string {
 func hasDuplicateKeys(b []byte) bool {
 	// One list of the keys of every open object, innermost last, rather
 	// than a list per object: no allocation per object. opens holds, for
-	// each open container, where its keys start in keys (-1: an array);
-	// an object past a few dozen keys moves them to a set, by depth.
+	// each open container, where its keys start in keys (-1: an array).
+	// Up to dupKeysLinear keys an object's keys are compared as they
+	// come; past that, the rest are only gathered, and sorted and compared
+	// when the object closes (sortedHasEqual, as scanDocument does).
 	var keys [][]byte
 	var opens []int
-	var sets map[int]map[string]struct{}
 	expectKey := false
 	for i := 0; i < len(b); i++ {
 		// Blanks, digits and literals change nothing here: an indented
@@ -593,11 +592,11 @@ func hasDuplicateKeys(b []byte) bool {
 				return false
 			}
 			d := len(opens) - 1
-			if opens[d] >= 0 {
-				keys = keys[:opens[d]]
-			}
-			if sets != nil {
-				delete(sets, d)
+			if o := opens[d]; o >= 0 {
+				if len(keys)-o > dupKeysLinear && sortedHasEqual(keys[o:]) {
+					return true
+				}
+				keys = keys[:o]
 			}
 			opens = opens[:d]
 			expectKey = false
@@ -609,44 +608,47 @@ func hasDuplicateKeys(b []byte) bool {
 			start := i + 1
 			end := stringEnd(b, i)
 			if end < 0 {
-				return false
+				// Cut short: the keys gathered so far still count.
+				return openHaveEqual(keys, opens)
 			}
 			i = end - 1
 			if !expectKey || len(opens) == 0 || opens[len(opens)-1] < 0 {
 				continue
 			}
-			d, key := len(opens)-1, b[start:i]
+			o, key := opens[len(opens)-1], b[start:i]
 			if bytes.IndexByte(key, '\\') >= 0 {
 				// An escaped key may equal another spelled differently:
 				// leave it to the precise walk.
 				return true
 			}
-			if set, ok := sets[d]; ok {
-				if _, dup := set[string(key)]; dup {
-					return true
-				}
-				set[bytesKey(key)] = struct{}{}
-				continue
-			}
-			for _, k := range keys[opens[d]:] {
-				if bytes.Equal(k, key) {
-					return true
+			if len(keys)-o <= dupKeysLinear {
+				for _, k := range keys[o:] {
+					if bytes.Equal(k, key) {
+						return true
+					}
 				}
 			}
 			keys = append(keys, key)
-			if n := len(keys) - opens[d]; n > 32 {
-				// Past a few dozen keys a set beats the linear scan.
-				set := make(map[string]struct{}, 2*n)
-				for _, k := range keys[opens[d]:] {
-					set[bytesKey(k)] = struct{}{}
-				}
-				keys = keys[:opens[d]]
-				if sets == nil {
-					sets = map[int]map[string]struct{}{}
-				}
-				sets[d] = set
-			}
 		}
+	}
+	return openHaveEqual(keys, opens)
+}
+
+// openHaveEqual reports whether an object still open at the end of
+// hasDuplicateKeys's walk (a document cut short) gathered a key twice
+// past the ones compared as they came: each open object's keys run from
+// its start in keys to the next open object's.
+func openHaveEqual(keys [][]byte, opens []int) bool {
+	end := len(keys)
+	for d := len(opens) - 1; d >= 0; d-- {
+		o := opens[d]
+		if o < 0 {
+			continue
+		}
+		if end-o > dupKeysLinear && sortedHasEqual(keys[o:end]) {
+			return true
+		}
+		end = o
 	}
 	return false
 }

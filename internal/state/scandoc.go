@@ -46,11 +46,12 @@ func (s *dupScan) value(b []byte, i, depth int) (int, bool) {
 // domains has objects of a thousand keys, read every cycle.
 var dupKeys = sync.Pool{New: func() any { return new([][]byte) }}
 
-// dupScanSet is how many keys an object holds before they are no longer
-// compared one by one as they come: past a few dozen, its keys are sorted
-// when it closes and neighbours compared, which allocates nothing where a
-// set of a thousand keys took tens of kilobytes.
-const dupScanSet = 32
+// dupKeysLinear is how many keys an object holds before they are no
+// longer compared one by one as they come (scanDocument and
+// hasDuplicateKeys alike): past a few dozen, its keys are sorted when it
+// closes and neighbours compared, which allocates nothing where a set of
+// a thousand keys took tens of kilobytes.
+const dupKeysLinear = 32
 
 // container is scanContainer without its callback, recording keys.
 func (s *dupScan) container(b []byte, i, depth int) (int, bool) {
@@ -122,7 +123,7 @@ func sortedHasEqual(keys [][]byte) bool {
 
 // record adds key (its content, between the quotes) to the object whose
 // keys start at base, and reports a duplicate in s.dup: at once while the
-// object holds dupScanSet keys or fewer, else when it closes (large).
+// object holds dupKeysLinear keys or fewer, else when it closes (large).
 func (s *dupScan) record(key []byte, plain bool, base int, large *bool) {
 	// scanString's plain is false for an escape or a byte outside ASCII;
 	// only an escape can make two keys written differently equal.
@@ -141,7 +142,7 @@ func (s *dupScan) record(key []byte, plain bool, base int, large *bool) {
 		}
 	}
 	s.keys = append(s.keys, key)
-	if len(s.keys)-base > dupScanSet {
+	if len(s.keys)-base > dupKeysLinear {
 		*large = true
 	}
 }

@@ -25,7 +25,7 @@ func scanDocumentOracle(b []byte) (start, end int, ok, dup bool) {
 // randomDupDoc is a JSON document whose objects draw their keys from a
 // few names, some spelled with escapes that make them equal to others
 // ("\u0061" is "a"), so that duplicates turn up at every depth, and
-// objects of more than dupScanSet keys turn up too.
+// objects of more than dupKeysLinear keys turn up too.
 func randomDupDoc(rng *rand.Rand, depth int) string {
 	keys := []string{`"a"`, `"b"`, `"\u0061"`, `"a\""`, `"é"`, `"k"`, `"\\"`, `""`, `"a "`, `"A"`}
 	scalar := func() string {
@@ -50,7 +50,7 @@ func randomDupDoc(rng *rand.Rand, depth int) string {
 	sb.WriteString("{" + ws())
 	n := rng.Intn(5)
 	if rng.Intn(8) == 0 {
-		n = dupScanSet + rng.Intn(8)
+		n = dupKeysLinear + rng.Intn(8)
 	}
 	for i := 0; i < n; i++ {
 		if i > 0 {
