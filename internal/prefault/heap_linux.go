@@ -57,18 +57,18 @@ func HeapAhead(n int) {
 		return
 	}
 	var buf [64]byte
-	always, advised := thpSetting(readSmall(thpEnabledFile, buf[:]))
+	always, advised := thpSetting(readInto(thpEnabledFile, buf[:]))
 	if !always && !advised {
 		return
 	}
-	huge, ok := parseDecimal(readSmall(thpSizeFile, buf[:]))
+	huge, ok := parseDecimal(readInto(thpSizeFile, buf[:]))
 	if !ok || huge == 0 || huge > HeapAheadMax {
 		return
 	}
 	// hugepages-<size>kB/enabled, where the kernel has one (6.8), may turn
 	// this size off or on apart from the setting above.
 	var path [len(thpDir) + 48]byte
-	if always, advised, ok = thpSizeSetting(readSmall(sizeEnabledFile(path[:0], huge), buf[:]), always, advised); !ok {
+	if always, advised, ok = thpSizeSetting(readInto(sizeEnabledFile(path[:0], huge), buf[:]), always, advised); !ok {
 		return
 	}
 	n = min(n, HeapAheadMax)
@@ -158,25 +158,4 @@ func appendDecimal(dst []byte, v uintptr) []byte {
 		}
 	}
 	return append(dst, d[i:]...)
-}
-
-// advise gives r the madvise advice; it reports whether the kernel took it.
-func advise(r region, advice uintptr) bool {
-	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, r.start, r.end-r.start, advice)
-	return errno == 0
-}
-
-// readSmall reads the start of a small file (a /sys setting) into buf;
-// nil when it cannot be read.
-func readSmall(path string, buf []byte) []byte {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil
-	}
-	defer syscall.Close(fd)
-	n, err := syscall.Read(fd, buf)
-	if err != nil || n <= 0 {
-		return nil
-	}
-	return buf[:n]
 }

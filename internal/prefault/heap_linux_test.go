@@ -124,26 +124,26 @@ func TestSizeEnabledFile(t *testing.T) {
 	}
 }
 
-func TestReadSmall(t *testing.T) {
+func TestReadInto(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "enabled")
 	if err := os.WriteFile(f, []byte("always [madvise] never\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var buf [64]byte
-	if got := string(readSmall(f, buf[:])); got != "always [madvise] never\n" {
-		t.Errorf("readSmall = %q", got)
+	if got := string(readInto(f, buf[:])); got != "always [madvise] never\n" {
+		t.Errorf("readInto = %q", got)
 	}
-	if got := readSmall(f, buf[:8]); string(got) != "always [" {
-		t.Errorf("readSmall into 8 bytes = %q, want the first 8", got)
+	if got := readInto(f, buf[:8]); string(got) != "always [" {
+		t.Errorf("readInto into 8 bytes = %q, want the first 8", got)
 	}
 	empty := filepath.Join(dir, "empty")
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{empty, filepath.Join(dir, "missing"), dir} {
-		if got := readSmall(p, buf[:]); got != nil {
-			t.Errorf("readSmall(%s) = %q, want nil", p, got)
+		if got := readInto(p, buf[:]); got != nil {
+			t.Errorf("readInto(%s) = %q, want nil", p, got)
 		}
 	}
 }

@@ -27,7 +27,7 @@ func init() {
 	}
 	anchor = new([16]byte)
 	var buf [16 << 10]byte
-	maps := parseMaps(readMaps(buf[:]))
+	maps := parseMaps(readInto("/proc/self/maps", buf[:]))
 	read, write := plan(maps, uintptr(unsafe.Pointer(unsafe.StringData(rodataAnchor))), uintptr(unsafe.Pointer(anchor)), HeapBytes)
 	for _, r := range read {
 		populate(r, madvPopulateRead)
@@ -35,9 +35,11 @@ func init() {
 	populate(write, madvPopulateWrite)
 }
 
-// readMaps reads /proc/self/maps into buf, as much as fits.
-func readMaps(buf []byte) []byte {
-	fd, err := syscall.Open("/proc/self/maps", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+// readInto reads the file at path into buf, as much as fits (a single
+// read takes a /sys setting whole; /proc/self/maps takes several); nil
+// when nothing could be read.
+func readInto(path string, buf []byte) []byte {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
@@ -53,15 +55,20 @@ func readMaps(buf []byte) []byte {
 		}
 		n += m
 	}
+	if n == 0 {
+		return nil
+	}
 	return buf[:n]
 }
 
 // populate maps r's pages with one madvise call. It reports whether the
 // kernel did; an older kernel answers EINVAL, and nothing is lost.
 func populate(r region, advice uintptr) bool {
-	if r.end <= r.start {
-		return false
-	}
+	return r.end > r.start && advise(r, advice)
+}
+
+// advise gives r the madvise advice; it reports whether the kernel took it.
+func advise(r region, advice uintptr) bool {
 	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, r.start, r.end-r.start, advice)
 	return errno == 0
 }

@@ -108,7 +108,7 @@ func TestInitPopulatedTheExecutable(t *testing.T) {
 		t.Skip("the kernel has no MADV_POPULATE (Linux 5.14)")
 	}
 	var buf [16 << 10]byte
-	maps := parseMaps(readMaps(buf[:]))
+	maps := parseMaps(readInto("/proc/self/maps", buf[:]))
 	read, write := plan(maps, uintptr(unsafe.Pointer(unsafe.StringData(rodataAnchor))), uintptr(unsafe.Pointer(anchor)), HeapBytes)
 	if len(read) < 2 || write.end <= write.start {
 		t.Fatalf("planned read %x, write %x from %d mappings", read, write, len(maps))
