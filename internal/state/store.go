@@ -11,9 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -189,45 +193,138 @@ func (s *Store) load(only map[string]bool) (*Snapshot, error) {
 	// the project root and walks agent/state/evolve/ again, about a
 	// hundred system calls a load.
 	defer s.HoldRoot()()
+	var ledger CostLedger
+	files := [...]loadedFile{
+		{name: StateFile, v: &snap.State},
+		{name: ConfidenceFile, v: &snap.Confidence},
+		{name: GoalsFile, v: &snap.Goals},
+		{name: MemosFile, v: &snap.Memos},
+		{name: ActionQueueFile, v: &snap.ActionQueue},
+		{name: SkillGapsFile, v: &snap.SkillGaps},
+		{name: MetricsFile, v: &snap.Metrics},
+		{name: OutcomesFile, v: &snap.Outcomes},
+		{name: CheckpointsFile, v: &snap.Checkpoints},
+		{name: EpisodesFile, v: &snap.Episodes},
+		{name: PrinciplesFile, v: &snap.Principles},
+		{name: ReflectionsFile, v: &snap.Reflections},
+		{name: CascadesFile, v: &snap.Cascades},
+		{name: CostLedgerFile, v: &ledger},
+	}
+	todo := make([]*loadedFile, 0, len(files))
+	for i := range files {
+		if only == nil || only[files[i].name] {
+			todo = append(todo, &files[i])
+		}
+	}
+	s.readAll(todo)
+	// What the reads found is told in the files' order, whichever read
+	// finished first.
 	var err error
-	read := func(name string, v any) bool {
-		if only != nil && !only[name] {
-			return false
-		}
-		found, cerr := s.readJSON(name, v, &snap.Warnings)
-		if cerr != nil {
-			snap.Corrupt = append(snap.Corrupt, Corruption{File: name, Path: s.EvolvePath(name), Err: cerr})
-			return false
-		}
-		return found
-	}
-	snap.StateFound = read(StateFile, &snap.State)
-	if !read(ConfidenceFile, &snap.Confidence) {
-		snap.Confidence = NewConfidence()
-	}
-	read(GoalsFile, &snap.Goals)
-	read(MemosFile, &snap.Memos)
-	read(ActionQueueFile, &snap.ActionQueue)
-	read(SkillGapsFile, &snap.SkillGaps)
-	read(MetricsFile, &snap.Metrics)
-	read(OutcomesFile, &snap.Outcomes)
-	read(CheckpointsFile, &snap.Checkpoints)
-	read(EpisodesFile, &snap.Episodes)
-	read(PrinciplesFile, &snap.Principles)
-	read(ReflectionsFile, &snap.Reflections)
-	read(CascadesFile, &snap.Cascades)
-	if only == nil || only[CostLedgerFile] {
-		var ledger CostLedger
-		found, lerr := s.readJSON(CostLedgerFile, &ledger, &snap.Warnings)
+	for i := range files {
+		f := &files[i]
+		snap.Warnings = append(snap.Warnings, f.warns...)
 		switch {
-		case lerr != nil:
-			err = &CorruptLedgerError{Path: s.EvolvePath(CostLedgerFile), Err: lerr}
-		case found:
+		case f.name == CostLedgerFile && f.err != nil:
+			err = &CorruptLedgerError{Path: s.EvolvePath(CostLedgerFile), Err: f.err}
+		case f.name == CostLedgerFile && f.found:
 			snap.CostLedger = &ledger
+		case f.err != nil:
+			snap.Corrupt = append(snap.Corrupt, Corruption{File: f.name, Path: s.EvolvePath(f.name), Err: f.err})
 		}
+	}
+	snap.StateFound = files[0].found
+	if !files[1].found {
+		snap.Confidence = NewConfidence()
 	}
 	s.sanitize(snap)
 	return snap, err
+}
+
+// loadedFile is one evolve file a Load reads: into v, what it found, and
+// the warnings and error of its read, kept apart until every read is
+// done so that they are told in the same order however the reads ran.
+type loadedFile struct {
+	name  string
+	v     any
+	found bool
+	err   error
+	warns []string
+}
+
+// readAll reads the files, on up to maxLoadReaders goroutines when the
+// process may run more than one: a late project's files (a capped
+// outcomes.json of 74 KB, a state.json of 36 KB, a thousand domains'
+// memos.json of 220 KB) are most of a cycle's decoding, and each is
+// decoded into its own value, so they need not wait for one another.
+// The files are taken largest first, as they usually are, so that no
+// reader is left with a large one at the end.
+func (s *Store) readAll(files []*loadedFile) {
+	read := func(f *loadedFile) {
+		f.found, f.err = s.readJSON(f.name, f.v, &f.warns)
+	}
+	n := min(runtime.GOMAXPROCS(0), maxLoadReaders, len(files))
+	if n <= 1 || parallelLoadOff {
+		for _, f := range files {
+			read(f)
+		}
+		return
+	}
+	if loadReadersHook != nil {
+		loadReadersHook(n)
+	}
+	order := slices.Clone(files)
+	slices.SortStableFunc(order, func(a, b *loadedFile) int { return loadRank(a.name) - loadRank(b.name) })
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	work := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(order) {
+				return
+			}
+			read(order[i])
+		}
+	}
+	for range n - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+}
+
+// maxLoadReaders bounds readAll's goroutines: past a few, the files left
+// are small ones and another goroutine costs more than it saves.
+const maxLoadReaders = 4
+
+// parallelLoadOff reads a Load's files one after another (tests compare
+// the two).
+var parallelLoadOff bool
+
+// loadReadersHook, when set (by tests), is told how many goroutines a
+// concurrent readAll reads on.
+var loadReadersHook func(n int)
+
+// loadRank orders the evolve files by the size they usually reach,
+// largest first (docs/benchmarks.md lists them at cycle 2,000 and at a
+// thousand domains); a file not named comes last.
+func loadRank(name string) int {
+	switch name {
+	case MemosFile:
+		return 0
+	case OutcomesFile:
+		return 1
+	case StateFile:
+		return 2
+	case ConfidenceFile:
+		return 3
+	case SkillGapsFile:
+		return 4
+	case EpisodesFile:
+		return 5
+	case ReflectionsFile:
+		return 6
+	}
+	return 7
 }
 
 // checkEvolveDir refuses an evolve directory that leads out of the
