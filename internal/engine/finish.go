@@ -286,6 +286,10 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	// 6-D's git processes that only read run while the batch is synced.
 	perfstat.Mark("record encoded")
 	pending := c.prepareCommit(c.ctx)
+	// So does the pruning of old run files: it removes only the files of
+	// cycles RunsKept and more ago, which nothing below writes or reads,
+	// and is waited for before the state commit, which may record it.
+	pruned := c.pruneRunsAsync(f.Cycle)
 	if err := batch.Commit(); err != nil {
 		var be *state.BatchError
 		if !errors.As(err, &be) {
@@ -353,6 +357,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		// Nothing can say the cycle ended: the next cycle's 0-C finds
 		// cycle_in_progress still set and reports it as a crash.
 		c.res.Status = StatusError
+		<-pruned
 		pending.wait()
 		return *c.res, fmt.Errorf("step 6: %s: %w", state.StateFile, err)
 	}
@@ -361,7 +366,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		c.res.Recorded = &Recorded{Entry: &st.DecisionLog[len(st.DecisionLog)-1], Confidence: &conf, Memos: &memos, CostLedger: &ledger}
 	}
 	c.printf("[Record] Cycle #%d recorded: %s (%s, quality %.3f).", f.Cycle, orDash(f.Domain), resultType, quality)
-	if _, err := c.store.PruneRuns(f.Cycle); err != nil {
+	if err := <-pruned; err != nil {
 		c.printf("[WARN] old run files not pruned: %v", err)
 	}
 	c.commitState(c.ctx, f, resultType, pending)
@@ -525,4 +530,16 @@ func contrarianOf(m state.Memos, cycle int, log []state.DecisionEntry) *state.Co
 		return r
 	}
 	return nil
+}
+
+// pruneRunsAsync prunes the run files of cycles long past
+// (Store.PruneRuns) on its own goroutine; the channel gives its error
+// once it is done.
+func (c *cycle) pruneRunsAsync(cycle int) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.store.PruneRuns(cycle)
+		done <- err
+	}()
+	return done
 }
