@@ -318,9 +318,9 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 		f.Focus = focus
 	}
 	run := c.runSkill(ctx, obs, w.Domain, w.Skill, w.Confidence, focus)
-	// Whatever path execute leaves by, the run log is on disk when it
-	// returns.
-	defer c.awaitRunLog(run.pendingLog)
+	// The run log is made durable while the cycle goes on, up to Step 6
+	// (see cycle.runLog).
+	c.runLog = run.pendingLog
 	c.primary = run
 	if rotating && run.started {
 		ts := state.FormatTime(c.now)
@@ -352,7 +352,11 @@ func (c *cycle) execute(ctx context.Context, f *record.Facts, obs *observe.Obser
 	}
 	c.runChain(ctx, f, obs, w, run, gated)
 	c.detectNewPRs(ctx, f)
-	c.awaitRunLog(run.pendingLog)
+	if c.art.leap != nil || f.PRNumber != nil {
+		// A leap's verification and a PR's merge run other programs in
+		// the project: the log is on disk before they start.
+		c.awaitRunLog(run.pendingLog)
+	}
 	if !c.verifyLeap(ctx, f) {
 		// The artifact, not the unit test, decides a leap: reverted, its
 		// PR is never merged.
@@ -441,11 +445,13 @@ type runLogWrite struct {
 
 // saveRunLogAsync is saveRunLog for a run that succeeded, whose log path
 // is shown nowhere: the write (a file and a directory fsync) overlaps what
-// follows the skill, the check for new PRs above all, instead of being
-// waited for. It is as durable as before by the time the cycle records
-// anything: awaitRunLog is called before another skill starts and before
-// execute returns, so Step 6 never runs with the write pending, and a
-// crash in between leaves what a crash during a synchronous write leaves.
+// follows the skill — the check for new PRs, Reflect, the record built
+// and encoded — instead of being waited for. It is as durable as before
+// by the time the cycle records anything: awaitRunLog is called before
+// another skill starts, before a leap is verified or a PR merged, and
+// before Step 6 makes its batch durable (cycle.runLog), so state.json
+// never says the cycle ended with the write pending, and a crash in
+// between leaves what a crash during a synchronous write leaves.
 func (c *cycle) saveRunLogAsync(r *skillRun, data []byte) *runLogWrite {
 	w := &runLogWrite{done: make(chan struct{})}
 	cycle, skill := c.res.Cycle, r.skill

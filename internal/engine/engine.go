@@ -267,6 +267,10 @@ type cycle struct {
 	cascadesChanged bool
 	goalsChanged    bool
 	primary         skillRun
+	// runLog is the primary run's log while it is being made durable
+	// (saveRunLogAsync): Step 6 waits for it before it makes anything of
+	// the record durable, and run before it returns, whatever the path.
+	runLog *runLogWrite
 	// actionsAdded and actionsResolved feed the 6-C5 counters.
 	actionsAdded       int
 	memoWritten        bool
@@ -413,6 +417,7 @@ func (c *cycle) note(s string) { c.res.Notes = append(c.res.Notes, s) }
 
 func (c *cycle) run(ctx context.Context) (Result, error) {
 	c.ctx = ctx
+	defer func() { c.awaitRunLog(c.runLog) }()
 	opts := c.opts
 	root := opts.Project
 	if root == "" {

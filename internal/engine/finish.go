@@ -290,6 +290,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	// cycles RunsKept and more ago, which nothing below writes or reads,
 	// and is waited for before the state commit, which may record it.
 	pruned := c.pruneRunsAsync(f.Cycle)
+	c.awaitRunLog(c.runLog)
 	if err := batch.Commit(); err != nil {
 		var be *state.BatchError
 		if !errors.As(err, &be) {
