@@ -796,13 +796,20 @@ const (
 // eachParallel calls fn(i) for every i < n, on up to parallelMax
 // goroutines (never more than GOMAXPROCS), and returns when all calls
 // have; a panic in fn is raised again here, once all have stopped.
-func eachParallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), parallelMax, (n+parallelChunk-1)/parallelChunk)
-	if n < parallelMin || workers < 2 {
+func eachParallel(n int, fn func(i int)) { eachShared(n, parallelMin, parallelChunk, fn) }
+
+// eachShared is eachParallel below least items done by one goroutine,
+// and chunk items taken at a time.
+func eachShared(n, least, chunk int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), parallelMax, (n+chunk-1)/chunk)
+	if n < least || workers < 2 {
 		for i := 0; i < n; i++ {
 			fn(i)
 		}
 		return
+	}
+	if sharedHook != nil {
+		sharedHook(workers)
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -815,11 +822,11 @@ func eachParallel(n int, fn func(i int)) {
 				}
 			}()
 			for {
-				start := int(next.Add(parallelChunk)) - parallelChunk
+				start := int(next.Add(int64(chunk))) - chunk
 				if start >= n || panicked.Load() != nil {
 					return
 				}
-				for i := start; i < min(start+parallelChunk, n); i++ {
+				for i := start; i < min(start+chunk, n); i++ {
 					fn(i)
 				}
 			}
@@ -830,6 +837,10 @@ func eachParallel(n int, fn func(i int)) {
 		panic(*p)
 	}
 }
+
+// sharedHook, when set (by tests), is told how many goroutines an
+// eachShared that shares its items runs.
+var sharedHook func(workers int)
 
 // WriteProjectFile writes data to path (relative to the project root, or
 // absolute inside it) atomically, contained in the project — a symlink

@@ -1,13 +1,16 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // talkativeProject is a project whose files each give Load something to
@@ -56,8 +59,8 @@ func TestLoadParallelMatchesSequential(t *testing.T) {
 		return New(root).Load()
 	}
 	readers := 0
-	loadReadersHook = func(n int) { readers = max(readers, n) }
-	defer func() { loadReadersHook = nil }()
+	sharedHook = func(n int) { readers = max(readers, n) }
+	defer func() { sharedHook = nil }()
 	said := 0
 	for _, root := range roots {
 		want, werr := sequential(root)
@@ -145,5 +148,80 @@ func TestLoadFilesParallelReadsOnlyThoseNamed(t *testing.T) {
 		if !strings.Contains(w, OutcomesFile) && !strings.Contains(w, StateFile) {
 			t.Fatalf("a warning about a file not named: %s", w)
 		}
+	}
+}
+
+// What each file gave is where the files read one after another put it:
+// the state found or not (a corrupt state.json is not found), the
+// confidence file's values or a new one, the cost ledger or, when it is
+// corrupt, the error that says so.
+func TestLoadParallelKeepsWhatEachFileGave(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	root := talkativeProject(t, false)
+	snap, err := New(root).Load()
+	if err != nil || !snap.StateFound || snap.State.CycleCount != 4 || snap.CostLedger == nil {
+		t.Fatalf("Load = err %v, state found %v (cycle_count %d), ledger %v", err, snap.StateFound, snap.State.CycleCount, snap.CostLedger)
+	}
+	if v, ok := snap.Confidence.Get("web"); !ok || v != 0.5 {
+		t.Fatalf("confidence of web = %v, %v; want 0.5 from the file", v, ok)
+	}
+
+	root = talkativeProject(t, true)
+	ev := filepath.Join(root, "agent", "state", "evolve")
+	writeFile(t, filepath.Join(ev, StateFile), `{"cycle_count": `)
+	writeFile(t, filepath.Join(ev, ConfidenceFile), `{"web": [`)
+	snap, err = New(root).Load()
+	var le *CorruptLedgerError
+	if !errors.As(err, &le) || snap.CostLedger != nil {
+		t.Fatalf("a corrupt ledger: err %v, ledger %v", err, snap.CostLedger)
+	}
+	if snap.StateFound {
+		t.Fatalf("a corrupt state.json was found")
+	}
+	if _, ok := snap.Confidence.Get("web"); ok || !reflect.DeepEqual(snap.Confidence, NewConfidence()) {
+		t.Fatalf("a corrupt confidence.json left %#v, not a new one", snap.Confidence)
+	}
+	var names []string
+	for _, c := range snap.Corrupt {
+		names = append(names, c.File)
+	}
+	if want := []string{StateFile, ConfidenceFile, SkillGapsFile, EpisodesFile}; !slices.Equal(names, want) {
+		t.Fatalf("corrupt %v, want %v (the ledger is an error, not one of them)", names, want)
+	}
+}
+
+// A panic in one of the calls eachShared shares out is raised again in
+// its caller, once every call that started has returned: a decoder that
+// fails that way on a hostile file stops the command as it would have
+// without the goroutines, and nothing still reads when the caller's
+// deferred clean-up (the held root) runs.
+func TestEachSharedRaisesAPanicOnceAllStopped(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	var running, calls atomic.Int32
+	got := func() (r any) {
+		defer func() { r = recover() }()
+		eachShared(14, 2, 1, func(i int) {
+			running.Add(1)
+			defer running.Add(-1)
+			calls.Add(1)
+			if i == 3 {
+				panic("decoder failed")
+			}
+			time.Sleep(2 * time.Millisecond)
+		})
+		return nil
+	}()
+	if got != "decoder failed" {
+		t.Fatalf("recovered %v, want the panic of call 3", got)
+	}
+	if n := running.Load(); n != 0 {
+		t.Fatalf("%d calls still running when the panic reached the caller", n)
+	}
+	if calls.Load() < 4 {
+		t.Fatalf("only %d calls made", calls.Load())
 	}
 }

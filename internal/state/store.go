@@ -11,13 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -251,58 +248,33 @@ type loadedFile struct {
 	warns []string
 }
 
-// readAll reads the files, on up to maxLoadReaders goroutines when the
-// process may run more than one: a late project's files (a capped
-// outcomes.json of 74 KB, a state.json of 36 KB, a thousand domains'
-// memos.json of 220 KB) are most of a cycle's decoding, and each is
-// decoded into its own value, so they need not wait for one another.
-// The files are taken largest first, as they usually are, so that no
-// reader is left with a large one at the end.
+// readAll reads the files, on up to parallelMax goroutines when the
+// process may run more than one (eachShared, which raises a read's panic
+// again here): a late project's files (a capped outcomes.json of 74 KB,
+// a state.json of 36 KB, a thousand domains' memos.json of 220 KB) are
+// most of a cycle's decoding, and each is decoded into its own value, so
+// they need not wait for one another. The files are taken largest first,
+// as they usually are, so that no reader is left with a large one at the
+// end.
 func (s *Store) readAll(files []*loadedFile) {
-	read := func(f *loadedFile) {
+	order := files
+	if !parallelLoadOff {
+		order = slices.Clone(files)
+		slices.SortStableFunc(order, func(a, b *loadedFile) int { return loadRank(a.name) - loadRank(b.name) })
+	}
+	least := 2
+	if parallelLoadOff {
+		least = len(order) + 1
+	}
+	eachShared(len(order), least, 1, func(i int) {
+		f := order[i]
 		f.found, f.err = s.readJSON(f.name, f.v, &f.warns)
-	}
-	n := min(runtime.GOMAXPROCS(0), maxLoadReaders, len(files))
-	if n <= 1 || parallelLoadOff {
-		for _, f := range files {
-			read(f)
-		}
-		return
-	}
-	if loadReadersHook != nil {
-		loadReadersHook(n)
-	}
-	order := slices.Clone(files)
-	slices.SortStableFunc(order, func(a, b *loadedFile) int { return loadRank(a.name) - loadRank(b.name) })
-	var next atomic.Int32
-	var wg sync.WaitGroup
-	work := func() {
-		for {
-			i := int(next.Add(1)) - 1
-			if i >= len(order) {
-				return
-			}
-			read(order[i])
-		}
-	}
-	for range n - 1 {
-		wg.Go(work)
-	}
-	work()
-	wg.Wait()
+	})
 }
 
-// maxLoadReaders bounds readAll's goroutines: past a few, the files left
-// are small ones and another goroutine costs more than it saves.
-const maxLoadReaders = 4
-
-// parallelLoadOff reads a Load's files one after another (tests compare
-// the two).
+// parallelLoadOff reads a Load's files one after another, in their
+// order (tests compare the two).
 var parallelLoadOff bool
-
-// loadReadersHook, when set (by tests), is told how many goroutines a
-// concurrent readAll reads on.
-var loadReadersHook func(n int)
 
 // loadRank orders the evolve files by the size they usually reach,
 // largest first (docs/benchmarks.md lists them at cycle 2,000 and at a
