@@ -448,8 +448,9 @@ type runLogWrite struct {
 // follows the skill — the check for new PRs, Reflect, the record built
 // and encoded — instead of being waited for. It is as durable as before
 // by the time the cycle records anything: awaitRunLog is called before
-// another skill starts, before a leap is verified or a PR merged, and
-// before Step 6 makes its batch durable (cycle.runLog), so state.json
+// another skill starts, before a leap is verified or a PR merged, before
+// a judge or an artifact's captures run, and before Step 6 makes its
+// batch durable or asks git anything (cycle.runLog), so state.json
 // never says the cycle ended with the write pending, and a crash in
 // between leaves what a crash during a synchronous write leaves.
 func (c *cycle) saveRunLogAsync(r *skillRun, data []byte) *runLogWrite {
@@ -461,10 +462,17 @@ func (c *cycle) saveRunLogAsync(r *skillRun, data []byte) *runLogWrite {
 	}
 	go func() {
 		defer close(w.done)
+		if runLogWriteHook != nil {
+			runLogWriteHook()
+		}
 		w.err = c.store.SaveRunLog(cycle, skill, data)
 	}()
 	return w
 }
+
+// runLogWriteHook, when set (by tests), runs before saveRunLogAsync
+// writes: a slow disk, to show what waits for the log.
+var runLogWriteHook func()
 
 // awaitRunLog waits for a run log written by saveRunLogAsync and warns,
 // once, when it could not be kept.

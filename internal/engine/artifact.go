@@ -601,6 +601,9 @@ func (c *cycle) checkRecordedRubrics() {
 // critique runs 5-G for domain's rubric: integrity, capture, the judge
 // for what has no targets. ok is false when the rubric may not be used.
 func (c *cycle) critique(ctx context.Context, domain string, r *artifact.Rubric, when string) (artifact.Critique, bool) {
+	// Its captures run the project's own commands: the run log is on
+	// disk before they start (saveRunLogAsync).
+	c.awaitRunLog(c.runLog)
 	if !c.checkRubric(ctx, domain, r) {
 		return artifact.Critique{}, false
 	}

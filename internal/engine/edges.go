@@ -14,8 +14,13 @@ import (
 	"github.com/ooda-loop/ooda/internal/state"
 )
 
-// judgeFor returns the configured judge, or nil without one.
+// judgeFor returns the configured judge, or nil without one. A judge is
+// a program run in the project: a run log still being made durable
+// (saveRunLogAsync) is on disk before it can start.
 func (c *cycle) judgeFor() *judge.Judge {
+	if len(c.cfg.Judge.Command) > 0 {
+		c.awaitRunLog(c.runLog)
+	}
 	if c.judge != nil || len(c.cfg.Judge.Command) == 0 {
 		return c.judge
 	}

@@ -283,14 +283,18 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 			failed = append(failed, fmt.Errorf("%s: %w", w.name, err))
 		}
 	}
-	// 6-D's git processes that only read run while the batch is synced.
 	perfstat.Mark("record encoded")
+	// The run log is on disk before anything of the record is, and
+	// before git looks at the project.
+	c.awaitRunLog(c.runLog)
+	// 6-D's git processes that only read run while the batch is synced.
 	pending := c.prepareCommit(c.ctx)
 	// So does the pruning of old run files: it removes only the files of
 	// cycles RunsKept and more ago, which nothing below writes or reads,
-	// and is waited for before the state commit, which may record it.
+	// and is waited for before the state commit, which may record it (and
+	// whatever way finish ends).
 	pruned := c.pruneRunsAsync(f.Cycle)
-	c.awaitRunLog(c.runLog)
+	defer pruned.wait()
 	if err := batch.Commit(); err != nil {
 		var be *state.BatchError
 		if !errors.As(err, &be) {
@@ -358,7 +362,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		// Nothing can say the cycle ended: the next cycle's 0-C finds
 		// cycle_in_progress still set and reports it as a crash.
 		c.res.Status = StatusError
-		<-pruned
+		pruned.wait()
 		pending.wait()
 		return *c.res, fmt.Errorf("step 6: %s: %w", state.StateFile, err)
 	}
@@ -367,7 +371,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 		c.res.Recorded = &Recorded{Entry: &st.DecisionLog[len(st.DecisionLog)-1], Confidence: &conf, Memos: &memos, CostLedger: &ledger}
 	}
 	c.printf("[Record] Cycle #%d recorded: %s (%s, quality %.3f).", f.Cycle, orDash(f.Domain), resultType, quality)
-	if err := <-pruned; err != nil {
+	if err := pruned.wait(); err != nil {
 		c.printf("[WARN] old run files not pruned: %v", err)
 	}
 	c.commitState(c.ctx, f, resultType, pending)
@@ -534,13 +538,25 @@ func contrarianOf(m state.Memos, cycle int, log []state.DecisionEntry) *state.Co
 }
 
 // pruneRunsAsync prunes the run files of cycles long past
-// (Store.PruneRuns) on its own goroutine; the channel gives its error
-// once it is done.
-func (c *cycle) pruneRunsAsync(cycle int) <-chan error {
-	done := make(chan error, 1)
+// (Store.PruneRuns) on its own goroutine.
+func (c *cycle) pruneRunsAsync(cycle int) *pruning {
+	p := &pruning{done: make(chan struct{})}
 	go func() {
-		_, err := c.store.PruneRuns(cycle)
-		done <- err
+		defer close(p.done)
+		_, p.err = c.store.PruneRuns(cycle)
 	}()
-	return done
+	return p
+}
+
+// pruning is a PruneRuns under way.
+type pruning struct {
+	done chan struct{}
+	err  error
+}
+
+// wait returns once the pruning is done, with its error; it may be
+// called again.
+func (p *pruning) wait() error {
+	<-p.done
+	return p.err
 }
