@@ -814,24 +814,27 @@ func eachShared(n, least, chunk int, fn func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var panicked atomic.Pointer[any]
-	for range workers {
-		wg.Go(func() {
-			defer func() {
-				if r := recover(); r != nil {
-					panicked.CompareAndSwap(nil, &r)
-				}
-			}()
-			for {
-				start := int(next.Add(int64(chunk))) - chunk
-				if start >= n || panicked.Load() != nil {
-					return
-				}
-				for i := start; i < min(start+chunk, n); i++ {
-					fn(i)
-				}
+	work := func() {
+		defer func() {
+			if r := recover(); r != nil {
+				panicked.CompareAndSwap(nil, &r)
 			}
-		})
+		}()
+		for {
+			start := int(next.Add(int64(chunk))) - chunk
+			if start >= n || panicked.Load() != nil {
+				return
+			}
+			for i := start; i < min(start+chunk, n); i++ {
+				fn(i)
+			}
+		}
 	}
+	// The caller is one of the workers: it would only wait otherwise.
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 	if p := panicked.Load(); p != nil {
 		panic(*p)
