@@ -66,7 +66,7 @@ type skillRun struct {
 	notStarted bool
 	// pendingLog is the run log of a run that succeeded while it is being
 	// made durable (saveRunLogAsync); nil once written or for a failed run.
-	pendingLog *runLogWrite
+	pendingLog *background
 }
 
 // events are the events a skill reported for cascade detection (2-B3):
@@ -436,11 +436,33 @@ func (c *cycle) saveRunLog(r *skillRun, data []byte) {
 	}
 }
 
-// runLogWrite is a run log being made durable while the cycle goes on.
-type runLogWrite struct {
+// background is work done on a goroutine of its own while the cycle
+// goes on: a run log made durable, old run files pruned.
+type background struct {
 	done chan struct{}
 	err  error
-	once sync.Once
+	// warned says the error was told (awaitRunLog tells it once).
+	warned sync.Once
+}
+
+// inBackground starts fn on a goroutine of its own.
+func inBackground(fn func() error) *background {
+	b := &background{done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		b.err = fn()
+	}()
+	return b
+}
+
+// wait returns once the work is done, with its error; it may be called
+// again, and on nil, which has nothing to wait for.
+func (b *background) wait() error {
+	if b == nil {
+		return nil
+	}
+	<-b.done
+	return b.err
 }
 
 // saveRunLogAsync is saveRunLog for a run that succeeded, whose log path
@@ -453,21 +475,18 @@ type runLogWrite struct {
 // batch durable or asks git anything (cycle.runLog), so state.json
 // never says the cycle ended with the write pending, and a crash in
 // between leaves what a crash during a synchronous write leaves.
-func (c *cycle) saveRunLogAsync(r *skillRun, data []byte) *runLogWrite {
-	w := &runLogWrite{done: make(chan struct{})}
+func (c *cycle) saveRunLogAsync(r *skillRun, data []byte) *background {
 	cycle, skill := c.res.Cycle, r.skill
 	r.logPath = c.store.RunLogPath(cycle, skill)
 	if rel, err := filepath.Rel(c.store.Root, r.logPath); err == nil {
 		r.logPath = rel
 	}
-	go func() {
-		defer close(w.done)
+	return inBackground(func() error {
 		if runLogWriteHook != nil {
 			runLogWriteHook()
 		}
-		w.err = c.store.SaveRunLog(cycle, skill, data)
-	}()
-	return w
+		return c.store.SaveRunLog(cycle, skill, data)
+	})
 }
 
 // runLogWriteHook, when set (by tests), runs before saveRunLogAsync
@@ -476,16 +495,10 @@ var runLogWriteHook func()
 
 // awaitRunLog waits for a run log written by saveRunLogAsync and warns,
 // once, when it could not be kept.
-func (c *cycle) awaitRunLog(w *runLogWrite) {
-	if w == nil {
-		return
+func (c *cycle) awaitRunLog(w *background) {
+	if err := w.wait(); err != nil {
+		w.warned.Do(func() { c.printf("[WARN] could not keep the run log: %v", err) })
 	}
-	<-w.done
-	w.once.Do(func() {
-		if w.err != nil {
-			c.printf("[WARN] could not keep the run log: %v", w.err)
-		}
-	})
 }
 
 // printFailureLog shows why a skill failed without opening its log: the

@@ -270,7 +270,7 @@ type cycle struct {
 	// runLog is the primary run's log while it is being made durable
 	// (saveRunLogAsync): Step 6 waits for it before it makes anything of
 	// the record durable, and run before it returns, whatever the path.
-	runLog *runLogWrite
+	runLog *background
 	// actionsAdded and actionsResolved feed the 6-C5 counters.
 	actionsAdded       int
 	memoWritten        bool

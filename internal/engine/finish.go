@@ -538,25 +538,10 @@ func contrarianOf(m state.Memos, cycle int, log []state.DecisionEntry) *state.Co
 }
 
 // pruneRunsAsync prunes the run files of cycles long past
-// (Store.PruneRuns) on its own goroutine.
-func (c *cycle) pruneRunsAsync(cycle int) *pruning {
-	p := &pruning{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		_, p.err = c.store.PruneRuns(cycle)
-	}()
-	return p
-}
-
-// pruning is a PruneRuns under way.
-type pruning struct {
-	done chan struct{}
-	err  error
-}
-
-// wait returns once the pruning is done, with its error; it may be
-// called again.
-func (p *pruning) wait() error {
-	<-p.done
-	return p.err
+// (Store.PruneRuns) on a goroutine of its own.
+func (c *cycle) pruneRunsAsync(cycle int) *background {
+	return inBackground(func() error {
+		_, err := c.store.PruneRuns(cycle)
+		return err
+	})
 }

@@ -229,10 +229,9 @@ func (s *Store) load(only map[string]bool) (*Snapshot, error) {
 			snap.Corrupt = append(snap.Corrupt, Corruption{File: f.name, Path: s.EvolvePath(f.name), Err: f.err})
 		}
 	}
-	snap.StateFound = files[0].found
-	if !files[1].found {
-		snap.Confidence = NewConfidence()
-	}
+	// A file not found, not read or corrupt left its value as it was: a
+	// new Confidence, the zero value of the others.
+	snap.StateFound = files[0].found // state.json
 	s.sanitize(snap)
 	return snap, err
 }
@@ -257,19 +256,16 @@ type loadedFile struct {
 // as they usually are, so that no reader is left with a large one at the
 // end.
 func (s *Store) readAll(files []*loadedFile) {
-	order := files
-	if !parallelLoadOff {
-		order = slices.Clone(files)
-		slices.SortStableFunc(order, func(a, b *loadedFile) int { return loadRank(a.name) - loadRank(b.name) })
-	}
-	least := 2
+	read := func(f *loadedFile) { f.found, f.err = s.readJSON(f.name, f.v, &f.warns) }
 	if parallelLoadOff {
-		least = len(order) + 1
+		for _, f := range files {
+			read(f)
+		}
+		return
 	}
-	eachShared(len(order), least, 1, func(i int) {
-		f := order[i]
-		f.found, f.err = s.readJSON(f.name, f.v, &f.warns)
-	})
+	order := slices.Clone(files)
+	slices.SortStableFunc(order, func(a, b *loadedFile) int { return loadRank(a.name) - loadRank(b.name) })
+	eachShared(len(order), 2, 1, func(i int) { read(order[i]) })
 }
 
 // parallelLoadOff reads a Load's files one after another, in their
