@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -31,6 +33,11 @@ type bench struct {
 	strace string // path of strace, or ""
 	log    func(format string, args ...any)
 	seq    atomic.Int64
+
+	// leastOnce builds scripts/bench/leastcycle (figure k) once a run.
+	leastOnce sync.Once
+	leastPath string
+	leastErr  error
 }
 
 // cycleOutput is the part of `ooda cycle --json` that tells a full cycle
@@ -127,10 +134,24 @@ type project struct {
 	next     time.Time
 	// runs counts the copies of snapshot made so far (see fresh).
 	runs int
+	// least, when set, makes a run of the project one of leastcycle
+	// instead of ooda (figure k).
+	least *leastRun
+}
+
+// leastRun is how figure k runs leastcycle on a project.
+type leastRun struct {
+	path string
+	// counts are the durable writes of one cycle of the same project by
+	// the binary measured, which leastcycle makes as many of.
+	counts Counts
 }
 
 // run measures one cycle of p.
 func (b *bench) run(bin *binary, p *project, mustBeFull bool, extraEnv ...string) (time.Duration, *Counts, error) {
+	if p.least != nil {
+		return b.runLeast(p)
+	}
 	now, dir := p.next, p.dir
 	if p.snapshot != "" {
 		var err error
@@ -216,4 +237,80 @@ func floor(dir string) (time.Duration, error) {
 		ds = append(ds, d)
 	}
 	return medianDuration(ds), nil
+}
+
+// standInWarmup and standInCycles are the full cycles standIn runs and
+// of those the ones it counts: the first cycles after the observe-only
+// one write a file more than those after them (as figure c's warm-up
+// pairs do, they are left out).
+const (
+	standInWarmup = 2
+	standInCycles = 3
+)
+
+// standIn makes p figure k's project: after standInWarmup full cycles of p
+// by bin, standInCycles more say how many whole files and appends a cycle
+// makes durable (the median), and every later run of p is one of
+// leastcycle making as many.
+func (b *bench) standIn(bin *binary, p *project) error {
+	for range standInWarmup {
+		if _, _, err := b.run(bin, p, true); err != nil {
+			return err
+		}
+	}
+	var counted []Counts
+	for range standInCycles {
+		_, c, err := b.run(bin, p, true)
+		if err == nil && c == nil {
+			c, err = b.countWithStrace(bin, p)
+		}
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			return fmt.Errorf("%s writes no OODA_STATS and strace is not installed: figure k needs a cycle's durable writes", bin.Path)
+		}
+		counted = append(counted, *c)
+	}
+	c := medianCounts(counted)
+	b.leastOnce.Do(func() {
+		b.leastPath = filepath.Join(b.work, "leastcycle")
+		b.log("k: building ./scripts/bench/leastcycle into %s (%s)", b.leastPath, strings.Join(releaseBuild, " "))
+		cmd := exec.CommandContext(b.ctx, "go", append(append([]string{"build"}, releaseBuild...), "-o", b.leastPath, "./scripts/bench/leastcycle")...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			b.leastErr = fmt.Errorf("go build ./scripts/bench/leastcycle: %v\n%s", err, tail(out.Bytes()))
+		}
+	})
+	if b.leastErr != nil {
+		return b.leastErr
+	}
+	// What leastcycle does: a sync for each whole file and append, one
+	// for its directory after each of its three groups of renames, and
+	// the skill's process.
+	p.least = &leastRun{path: b.leastPath, counts: Counts{DurableWrites: c.DurableWrites, Appends: c.Appends,
+		FileSyncs: c.DurableWrites + c.Appends, DirSyncs: 3, Processes: 1}}
+	return nil
+}
+
+// runLeast runs leastcycle once on p and returns its wall time, measured
+// as a cycle's is, and the durable writes it made.
+func (b *bench) runLeast(p *project) (time.Duration, *Counts, error) {
+	args := []string{"--writes", strconv.FormatInt(p.least.counts.DurableWrites, 10), "--appends", strconv.FormatInt(p.least.counts.Appends, 10), p.dir}
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.least.path, args...)
+	cmd.Env = benchEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %v\n%s", p.least.path, strings.Join(args, " "), err, tail(stderr.Bytes()))
+	}
+	c := p.least.counts
+	return wall, &c, nil
 }
