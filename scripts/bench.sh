@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Measures whole `ooda cycle` processes (and the cycles of an `ooda run`
-# session, figure s) against the floors a cycle cannot go
-# below (docs/benchmarks.md, "A cycle against its floors"). Every argument
-# is passed to the Go program in scripts/bench, for example:
+# session, figure s, and the least a cycle process can cost, figure k)
+# against the floors a cycle cannot go below (docs/benchmarks.md, "A cycle
+# against its floors"). Every argument is passed to the Go program in
+# scripts/bench, for example:
 #
 #   scripts/bench.sh                                  # build ./cmd/ooda, all figures
 #   scripts/bench.sh --bin NEW --base OLD             # before/after, same rounds
