@@ -155,17 +155,7 @@ func run(args []string) error {
 // file, written, synced, closed and renamed over the name.
 func durable(dir, name string, data []byte) error {
 	tmp := filepath.Join(dir, "."+name+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := writeSynced(tmp, os.O_CREATE|os.O_EXCL, data)
 	if err == nil {
 		err = os.Rename(tmp, filepath.Join(dir, name))
 	}
@@ -177,7 +167,13 @@ func durable(dir, name string, data []byte) error {
 
 // appendSynced appends data to the file at path and syncs it.
 func appendSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	return writeSynced(path, os.O_CREATE|os.O_APPEND, data)
+}
+
+// writeSynced opens path for writing with flag added, writes data, syncs
+// and closes it.
+func writeSynced(path string, flag int, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|flag, 0o644)
 	if err != nil {
 		return err
 	}
