@@ -69,6 +69,16 @@ const (
 // scripts/bench.sh's figure d (docs/benchmarks.md, ninth round).
 const heapPerDomain = 8 << 10
 
+// After its state is loaded, a cycle process allocates about
+// heapAfterLoad plus heapPerStateByte for every byte of the evolve files
+// it read (decoded, changed, encoded again): 0.7–0.8 MB at cycle 10 of
+// scripts/bench.sh's figure e (29 KB of state), 1.3–1.9 MB at cycle
+// 2,000 (171 KB; docs/benchmarks.md, eleventh round).
+const (
+	heapAfterLoad    = 768 << 10
+	heapPerStateByte = 8
+)
+
 // Options configure one cycle.
 type Options struct {
 	// Project is the project root; ConfigPath defaults to Project/config.json.
@@ -541,6 +551,10 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	}
 	c.snap = snap
 	perfstat.Mark("state loaded")
+	// The heap the rest of the cycle allocates from, mapped now in one go
+	// rather than a fresh page at a time (prefault.HeapFor); its size
+	// bounded by what a Load may read.
+	prefault.HeapFor(int(min(snap.Bytes, 64<<20)*heapPerStateByte) + heapAfterLoad)
 	// Values Load did not take as written (a negative count or cost, a
 	// number out of range, a duplicated key), each with the value used.
 	for _, w := range snap.Warnings {

@@ -87,7 +87,9 @@ func HeapAhead(n int) {
 			return
 		}
 	}
-	populate(r, madvPopulateWrite)
+	if populate(r, madvPopulateWrite) {
+		heapAheadMapped.Store(true)
+	}
 	if !always {
 		// The huge pages mapped stay; the advice goes, so that in a long
 		// `ooda run` session the kernel does not collapse into huge pages

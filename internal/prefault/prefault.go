@@ -16,11 +16,14 @@
 //
 // A command that learns it is about to allocate much more (a cycle of
 // hundreds of domains) calls HeapAhead, which grows the heap by that
-// much at once, in huge pages where the kernel gives them.
+// much at once, in huge pages where the kernel gives them. One that
+// learns how much it is about to allocate past what the start mapped (a
+// cycle whose state is large, once it has read it) calls HeapFor, which
+// maps that much of the heap from where its next allocations go.
 //
-// OODA_PREFAULT=0 turns both off; elsewhere than Linux they do nothing,
-// and on Linux before 5.14, which cannot map memory ahead, nothing is
-// mapped at start and HeapAhead only advises huge pages.
+// OODA_PREFAULT=0 turns them all off; elsewhere than Linux they do
+// nothing, and on Linux before 5.14, which cannot map memory ahead,
+// nothing is mapped and HeapAhead only advises huge pages.
 package prefault
 
 // EnvVar names the environment variable that turns prefaulting off when

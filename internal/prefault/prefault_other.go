@@ -6,3 +6,6 @@ package prefault
 
 // HeapAhead does nothing elsewhere than Linux (see the Linux version).
 func HeapAhead(n int) {}
+
+// HeapFor does nothing elsewhere than Linux (see the Linux version).
+func HeapFor(n int) {}

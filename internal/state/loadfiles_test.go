@@ -44,3 +44,37 @@ func TestStore_LoadFilesReadsOnlyTheNamedFiles(t *testing.T) {
 		t.Errorf("LoadFiles wrote %v", s.Written())
 	}
 }
+
+// Bytes counts what a Load read of every file it read — corrupt ones and
+// the cost ledger included, files not asked for or missing not — in the
+// parallel load as in the sequential one.
+func TestStore_LoadCountsTheBytesItRead(t *testing.T) {
+	for _, sequential := range []bool{false, true} {
+		parallelLoadOff = sequential
+		s := New(t.TempDir())
+		docs := map[string]string{
+			StateFile:       `{"cycle_count": 7}`,
+			MemosFile:       `{"score_adjustments": {"api": 1.5}}`,
+			GoalsFile:       `{"goals": [`,
+			CostLedgerFile:  `{"date": "2026-03-02", "spent": 0.5}`,
+			ReflectionsFile: "\n\n",
+		}
+		total := 0
+		for name, doc := range docs {
+			writeEvolveFile(t, s, name, doc)
+			total += len(doc)
+		}
+		snap, err := s.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.Bytes != int64(total) {
+			t.Errorf("sequential %v: Load read %d bytes, want %d", sequential, snap.Bytes, total)
+		}
+		snap, _ = s.LoadFiles(StateFile, GoalsFile, OutcomesFile)
+		if want := len(docs[StateFile]) + len(docs[GoalsFile]); snap.Bytes != int64(want) {
+			t.Errorf("sequential %v: LoadFiles read %d bytes, want %d", sequential, snap.Bytes, want)
+		}
+	}
+	parallelLoadOff = false
+}

@@ -159,6 +159,10 @@ type Snapshot struct {
 	// negative or impossible cost, a number out of range, a duplicated key
 	// — and the value used instead.
 	Warnings []string
+	// Bytes is how many bytes of the evolve files Load read, corrupt ones
+	// included: a cycle's memory grows with it (the engine maps its heap
+	// ahead by it, prefault.HeapFor).
+	Bytes int64
 }
 
 // Load reads the snapshot. A missing file is its empty default; a corrupt
@@ -220,6 +224,7 @@ func (s *Store) load(only map[string]bool) (*Snapshot, error) {
 	for i := range files {
 		f := &files[i]
 		snap.Warnings = append(snap.Warnings, f.warns...)
+		snap.Bytes += int64(f.size)
 		switch {
 		case f.name == CostLedgerFile && f.err != nil:
 			err = &CorruptLedgerError{Path: s.EvolvePath(CostLedgerFile), Err: f.err}
@@ -243,6 +248,7 @@ type loadedFile struct {
 	name  string
 	v     any
 	found bool
+	size  int // the bytes read
 	err   error
 	warns []string
 }
@@ -256,7 +262,7 @@ type loadedFile struct {
 // as they usually are, so that no reader is left with a large one at the
 // end.
 func (s *Store) readAll(files []*loadedFile) {
-	read := func(f *loadedFile) { f.found, f.err = s.readJSON(f.name, f.v, &f.warns) }
+	read := func(f *loadedFile) { f.found, f.size, f.err = s.readJSONSized(f.name, f.v, &f.warns) }
 	if parallelLoadOff {
 		for _, f := range files {
 			read(f)
@@ -321,16 +327,23 @@ func (s *Store) checkEvolveDir() error {
 // file; the error is a decode (corruption) error, a refusal or a read
 // error. Duplicated keys are reported in warns.
 func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err error) {
+	found, _, err = s.readJSONSized(name, v, warns)
+	return found, err
+}
+
+// readJSONSized is readJSON, also saying how many bytes it read.
+func (s *Store) readJSONSized(name string, v any, warns *[]string) (found bool, size int, err error) {
 	p := s.EvolvePath(name)
 	b, _, err := s.readJSONFile(p)
+	size = len(b)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return false, nil
+			return false, size, nil
 		}
-		return false, err
+		return false, size, err
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return false, errors.New("empty file")
+		return false, size, errors.New("empty file")
 	}
 	// Decode into a fresh value and keep it only on success, so that a file
 	// that fails half-way never leaves half of its values behind.
@@ -338,7 +351,7 @@ func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err e
 	// b is this read's own (readFile makes it), and only read below.
 	scanned, dup, err := decodeFileScan(b, fresh.Interface(), true, warns != nil)
 	if err != nil {
-		return false, err
+		return false, size, err
 	}
 	reflect.ValueOf(v).Elem().Set(fresh.Elem())
 	noteReadSize(v, len(b))
@@ -364,7 +377,7 @@ func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err e
 			*warns = append(*warns, duplicateKeyWalk(s.display(p), b)...)
 		}
 	}
-	return true, nil
+	return true, size, nil
 }
 
 // Quarantine keeps a corrupt file's bytes in <name>.corrupt-<UTC
