@@ -1213,7 +1213,7 @@ func objectMembers(b []byte) ([]string, []json.RawMessage, error) {
 // same policy as Load: missing is empty, corrupt is listed for Quarantine.
 func (s *Store) LoadMemory(snap *Snapshot) {
 	read := func(name string, v any) {
-		if _, err := s.readJSON(name, v, &snap.Warnings); err != nil {
+		if _, _, err := s.readJSON(name, v, &snap.Warnings); err != nil {
 			snap.Corrupt = append(snap.Corrupt, Corruption{File: name, Path: s.EvolvePath(name), Err: err})
 		}
 	}

@@ -337,7 +337,7 @@ func (s *Store) LoadSession(id string) (sess Session, found bool, warns []string
 		return Session{}, false, nil, err
 	}
 	name := filepath.Join(SessionsDir, id+".json")
-	found, err = s.readJSON(name, &sess, &warns)
+	found, _, err = s.readJSON(name, &sess, &warns)
 	if err != nil {
 		return Session{}, false, warns, &SessionFileError{Path: s.EvolvePath(name), shown: s.display(s.EvolvePath(name)), Err: err}
 	}

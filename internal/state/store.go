@@ -262,7 +262,7 @@ type loadedFile struct {
 // as they usually are, so that no reader is left with a large one at the
 // end.
 func (s *Store) readAll(files []*loadedFile) {
-	read := func(f *loadedFile) { f.found, f.size, f.err = s.readJSONSized(f.name, f.v, &f.warns) }
+	read := func(f *loadedFile) { f.found, f.size, f.err = s.readJSON(f.name, f.v, &f.warns) }
 	if parallelLoadOff {
 		for _, f := range files {
 			read(f)
@@ -325,14 +325,9 @@ func (s *Store) checkEvolveDir() error {
 
 // readJSON decodes an evolve file into v. found is false for a missing
 // file; the error is a decode (corruption) error, a refusal or a read
-// error. Duplicated keys are reported in warns.
-func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, err error) {
-	found, _, err = s.readJSONSized(name, v, warns)
-	return found, err
-}
-
-// readJSONSized is readJSON, also saying how many bytes it read.
-func (s *Store) readJSONSized(name string, v any, warns *[]string) (found bool, size int, err error) {
+// error. Duplicated keys are reported in warns. size is how many bytes
+// were read, whatever the outcome.
+func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, size int, err error) {
 	p := s.EvolvePath(name)
 	b, _, err := s.readJSONFile(p)
 	size = len(b)
