@@ -97,6 +97,10 @@ func TestHeapForChild(t *testing.T) {
 	if r.end <= r.start || r.end-r.start > uintptr(n) || r.start&(pageSize-1) != 0 {
 		t.Fatalf("mapped %#x–%#x for %d bytes", r.start, r.end, n)
 	}
+	// Past the filler, nothing of the range was in memory before.
+	if rin, rall := resident(t, r); rin != rall {
+		t.Errorf("%d of the %d pages mapped are in memory, want all", rin, rall)
+	}
 	if r.end-r.start >= 8*probeBytes {
 		if len(outside) > 0 {
 			t.Errorf("allocations went to %#x, outside the range mapped, %#x–%#x", outside, r.start, r.end)
