@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Measures whole `ooda cycle` processes (and the cycles of an `ooda run`
-# session, figure s, and the least a cycle process can cost, figure k)
+# session, figure s, and the least a cycle process can cost, figures k
+# and m)
 # against the floors a cycle cannot go below (docs/benchmarks.md, "A cycle
 # against its floors"). Every argument is passed to the Go program in
 # scripts/bench, for example:

@@ -34,10 +34,16 @@ type bench struct {
 	log    func(format string, args ...any)
 	seq    atomic.Int64
 
-	// leastOnce builds scripts/bench/leastcycle (figure k) once a run.
-	leastOnce sync.Once
-	leastPath string
-	leastErr  error
+	// least builds scripts/bench/leastcycle once a run for each of its
+	// two builds: linked with ooda (figure k) and bare (figure m).
+	least [2]leastBuild
+}
+
+// leastBuild is one build of scripts/bench/leastcycle, made on first use.
+type leastBuild struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 // cycleOutput is the part of `ooda cycle --json` that tells a full cycle
@@ -135,11 +141,11 @@ type project struct {
 	// runs counts the copies of snapshot made so far (see fresh).
 	runs int
 	// least, when set, makes a run of the project one of leastcycle
-	// instead of ooda (figure k).
+	// instead of ooda (figures k and m).
 	least *leastRun
 }
 
-// leastRun is how figure k runs leastcycle on a project.
+// leastRun is how figures k and m run leastcycle on a project.
 type leastRun struct {
 	path string
 	// counts are the durable writes of one cycle of the same project by
@@ -248,11 +254,12 @@ const (
 	standInCycles = 3
 )
 
-// standIn makes p figure k's project: after standInWarmup full cycles of p
-// by bin, standInCycles more say how many whole files and appends a cycle
-// makes durable (the median), and every later run of p is one of
-// leastcycle making as many.
-func (b *bench) standIn(bin *binary, p *project) error {
+// standIn makes p figure k's project (figure m's when bare): after
+// standInWarmup full cycles of p by bin, standInCycles more say how many
+// whole files and appends a cycle makes durable (the median), and every
+// later run of p is one of leastcycle making as many — linked with ooda's
+// packages, or bare (built with -tags bare, linked with none of them).
+func (b *bench) standIn(bin *binary, p *project, bare bool) error {
 	for range standInWarmup {
 		if _, _, err := b.run(bin, p, true); err != nil {
 			return err
@@ -268,31 +275,43 @@ func (b *bench) standIn(bin *binary, p *project) error {
 			return err
 		}
 		if c == nil {
-			return fmt.Errorf("%s writes no OODA_STATS and strace is not installed: figure k needs a cycle's durable writes", bin.Path)
+			return fmt.Errorf("%s writes no OODA_STATS and strace is not installed: figures k and m need a cycle's durable writes", bin.Path)
 		}
 		counted = append(counted, *c)
 	}
 	c := medianCounts(counted)
-	b.leastOnce.Do(func() {
-		b.leastPath = filepath.Join(b.work, "leastcycle")
-		b.log("k: building ./scripts/bench/leastcycle into %s (%s)", b.leastPath, strings.Join(releaseBuild, " "))
-		cmd := exec.CommandContext(b.ctx, "go", append(append([]string{"build"}, releaseBuild...), "-o", b.leastPath, "./scripts/bench/leastcycle")...)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			b.leastErr = fmt.Errorf("go build ./scripts/bench/leastcycle: %v\n%s", err, tail(out.Bytes()))
-		}
-	})
-	if b.leastErr != nil {
-		return b.leastErr
+	path, err := b.leastcycle(bare)
+	if err != nil {
+		return err
 	}
 	// What leastcycle does: a sync for each whole file and append, one
 	// for its directory after each of its three groups of renames, and
 	// the skill's process.
-	p.least = &leastRun{path: b.leastPath, counts: Counts{DurableWrites: c.DurableWrites, Appends: c.Appends,
+	p.least = &leastRun{path: path, counts: Counts{DurableWrites: c.DurableWrites, Appends: c.Appends,
 		FileSyncs: c.DurableWrites + c.Appends, DirSyncs: 3, Processes: 1}}
 	return nil
+}
+
+// leastcycle builds scripts/bench/leastcycle as ooda is built (bare: with
+// -tags bare as well), once a run, and returns its path.
+func (b *bench) leastcycle(bare bool) (string, error) {
+	lb, name, tags := &b.least[0], "leastcycle", []string(nil)
+	if bare {
+		lb, name, tags = &b.least[1], "leastcycle-bare", []string{"-tags", "bare"}
+	}
+	lb.once.Do(func() {
+		lb.path = filepath.Join(b.work, name)
+		args := append(append(append([]string{"build"}, releaseBuild...), tags...), "-o", lb.path, "./scripts/bench/leastcycle")
+		b.log("building ./scripts/bench/leastcycle into %s (go %s)", lb.path, strings.Join(args, " "))
+		cmd := exec.CommandContext(b.ctx, "go", args...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			lb.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, tail(out.Bytes()))
+		}
+	})
+	return lb.path, lb.err
 }
 
 // runLeast runs leastcycle once on p and returns its wall time, measured

@@ -105,7 +105,7 @@ func parseFlags() (options, error) {
 	var o options
 	flag.StringVar(&o.bin, "bin", "", "the ooda binary to measure (default: build ./cmd/ooda into the temporary directory)")
 	flag.StringVar(&o.base, "base", "", "a second binary, measured the same way in the same rounds (before/after)")
-	flag.StringVar(&o.onlyFlagString, "only", "a,b,c,k,s,d,e", "the figures to measure, comma-separated")
+	flag.StringVar(&o.onlyFlagString, "only", "a,b,c,k,m,s,d,e", "the figures to measure, comma-separated")
 	flag.IntVar(&o.pairs, "pairs", 15, "measured pairs per figure and binary")
 	flag.IntVar(&o.warmup, "warmup", 2, "pairs run first and not counted")
 	flag.IntVar(&o.cycles, "cycles", 2000, "figure e: the late cycle compared with cycle 10")
@@ -124,8 +124,8 @@ func parseFlags() (options, error) {
 		if id == "" {
 			continue
 		}
-		if !strings.Contains("abcdesk", id) || len(id) != 1 {
-			return o, fmt.Errorf("--only: unknown figure %q (figures: a, b, c, d, e, s, k)", id)
+		if !strings.Contains("abcdeskm", id) || len(id) != 1 {
+			return o, fmt.Errorf("--only: unknown figure %q (figures: a, b, c, d, e, s, k, m)", id)
 		}
 		o.only[id] = true
 	}
@@ -229,8 +229,8 @@ func run() error {
 	return nil
 }
 
-// figures lists the five figures, k (right after c, so that both meet
-// the disk in about the same state) and s. Every project runs 8 domains with
+// figures lists the five figures, k and m (right after c, so that all
+// three meet the disk in about the same state) and s. Every project runs 8 domains with
 // commits off unless the figure varies exactly that.
 func figures(o *options, rep *report) []figure {
 	var (
@@ -288,7 +288,20 @@ func figures(o *options, rep *report) []figure {
 				if err != nil {
 					return nil, nil, err
 				}
-				return a, nil, bn.standIn(bin, a)
+				return a, nil, bn.standIn(bin, a, false)
+			}},
+		// k from a bare build of leastcycle, linked with none of ooda's
+		// packages: the least any cycle process costs here, whatever it
+		// is built from. The gap between k and m is what starting ooda's
+		// packages costs; what is left of 3× over m is all a cycle's own
+		// work may take.
+		{ID: "m", Title: "bare least / (durable writes × floor)", Target: 3,
+			setup: func(bn *bench, bin *binary) (*project, *project, error) {
+				a, err := bn.newSide(bin, "m-"+bin.Label, "least cycle, bare build", 0, 8, false)
+				if err != nil {
+					return nil, nil, err
+				}
+				return a, nil, bn.standIn(bin, a, true)
 			}},
 		// Figure c without the process: the same project's cycles run
 		// by one `ooda run` session, whose start and exit are shared by

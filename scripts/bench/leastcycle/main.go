@@ -22,32 +22,41 @@
 //	leastcycle --writes N --appends M PROJECT
 //
 // Given --ooda first, it is ooda itself (the rest of its arguments are
-// ooda's): that is what keeps every package of ooda linked in.
+// ooda's): that is what keeps every package of ooda linked in (ooda.go).
+// Built with -tags bare it links none of ooda's packages, and starts as a
+// small Go program does: the least any cycle process can cost here,
+// whatever it is linked from (figure m), against the least one with
+// ooda's packages costs (figure k).
 package main
 
 import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
-
-	"github.com/ooda-loop/ooda/internal/cli"
-	// As cmd/ooda imports it: its initialisation is part of the start.
-	_ "github.com/ooda-loop/ooda/internal/prefault"
 )
 
 // prefix names the files leastcycle writes beside ooda's, so that it reads
 // back only ooda's.
 const prefix = "leastcycle-"
 
+// oodaMain is ooda's own entry point (cli.Main), set by ooda.go; nil in a
+// bare build.
+var oodaMain func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "--ooda" {
-		os.Exit(cli.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		if oodaMain == nil {
+			fmt.Fprintln(os.Stderr, "leastcycle: --ooda: this build is bare (-tags bare): ooda is not linked in")
+			os.Exit(2)
+		}
+		os.Exit(oodaMain(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "leastcycle:", err)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,5 +89,45 @@ func TestLeastCycleRefuses(t *testing.T) {
 	}
 	if b, err := os.ReadFile(lock); err != nil || string(b) != "held" {
 		t.Errorf("the held lock: %q, %v", b, err)
+	}
+}
+
+// Built with -tags bare, leastcycle links none of ooda's packages (so it
+// starts as a small Go program does, figure m), refuses --ooda, and still
+// makes its durable writes; built without, it links ooda's command line.
+func TestLeastCycleBareBuildLinksNoneOfOoda(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool to build with")
+	}
+	deps := func(tags ...string) string {
+		out, err := exec.Command(gobin, append(append([]string{"list"}, tags...), "-deps", ".")...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %v: %v\n%s", tags, err, out)
+		}
+		return string(out)
+	}
+	if d := deps("-tags", "bare"); strings.Contains(d, "github.com/ooda-loop/ooda/internal/") {
+		t.Errorf("the bare build links ooda's packages:\n%s", d)
+	}
+	if d := deps(); !strings.Contains(d, "github.com/ooda-loop/ooda/internal/cli\n") {
+		t.Errorf("the linked build does not link internal/cli:\n%s", d)
+	}
+
+	bin := filepath.Join(t.TempDir(), "leastcycle-bare")
+	if out, err := exec.Command(gobin, "build", "-tags", "bare", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags bare: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "--ooda", "version").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "bare") {
+		t.Errorf("--ooda in a bare build: %v, %q; want exit 2 saying the build is bare", err, out)
+	}
+	root, evolve := project(t)
+	if out, err := exec.Command(bin, "--writes", "3", "--appends", "1", root).CombinedOutput(); err != nil {
+		t.Fatalf("bare run: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(evolve, prefix+"log.jsonl")); err != nil {
+		t.Errorf("the bare build made no append: %v", err)
 	}
 }
