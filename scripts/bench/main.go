@@ -283,26 +283,14 @@ func figures(o *options, rep *report) []figure {
 		// durable writes as the same project's cycle by bin. Not one of
 		// the five targets; it says how much of c no cycle can avoid.
 		{ID: "k", Title: "least cycle / (durable writes × floor)", Target: 3,
-			setup: func(bn *bench, bin *binary) (*project, *project, error) {
-				a, err := bn.newSide(bin, "k-"+bin.Label, "least cycle, as c's", 0, 8, false)
-				if err != nil {
-					return nil, nil, err
-				}
-				return a, nil, bn.standIn(bin, a, false)
-			}},
+			setup: leastSetup("k", "least cycle, as c's", false)},
 		// k from a bare build of leastcycle, linked with none of ooda's
 		// packages: the least any cycle process costs here, whatever it
 		// is built from. The gap between k and m is what starting ooda's
 		// packages costs; what is left of 3× over m is all a cycle's own
 		// work may take.
 		{ID: "m", Title: "bare least / (durable writes × floor)", Target: 3,
-			setup: func(bn *bench, bin *binary) (*project, *project, error) {
-				a, err := bn.newSide(bin, "m-"+bin.Label, "least cycle, bare build", 0, 8, false)
-				if err != nil {
-					return nil, nil, err
-				}
-				return a, nil, bn.standIn(bin, a, true)
-			}},
+			setup: leastSetup("m", "least cycle, bare build", true)},
 		// Figure c without the process: the same project's cycles run
 		// by one `ooda run` session, whose start and exit are shared by
 		// sessionCycles cycles. Not one of the five targets; it says how
@@ -331,6 +319,19 @@ func figures(o *options, rep *report) []figure {
 				l := long[bin.Label]
 				return l[0], l[1], nil
 			}},
+	}
+}
+
+// leastSetup is the setup of figure id, k or m: a project like c's whose
+// runs are leastcycle's (bare or linked with ooda), after the cycles that
+// count its durable writes.
+func leastSetup(id, name string, bare bool) func(*bench, *binary) (*project, *project, error) {
+	return func(bn *bench, bin *binary) (*project, *project, error) {
+		a, err := bn.newSide(bin, id+"-"+bin.Label, name, 0, 8, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		return a, nil, bn.standIn(bin, a, bare)
 	}
 }
 
