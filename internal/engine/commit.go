@@ -136,6 +136,11 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 		c.printf("[Record] Not pushed: git.push is false in %s (set it to true to push state commits to the branch's upstream).", c.configName())
 		return
 	}
+	if c.ctx.Err() != nil {
+		// The operator asked ooda to stop; a push may wait on the network.
+		c.printf("[Record] Not pushed: the cycle was interrupted; the next cycle pushes this commit (or run `git push`).")
+		return
+	}
 	push, err := repo.PushUpstream(ctx, c.ownCommit)
 	var np *gitrepo.NoPushError
 	switch {

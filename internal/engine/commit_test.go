@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,5 +123,43 @@ func TestStep6D_Switchable(t *testing.T) {
 	run(t, dir2, t0.Add(time.Hour), true)
 	if git(t, dir2, "rev-parse", "HEAD") != head2 || git(t, dir2, "status", "--porcelain") != "" {
 		t.Error("a dry run touched the repository")
+	}
+}
+
+// An interrupt (SIGINT or SIGTERM: the cycle's context) that stops the
+// skill still leaves a recorded cycle, and its record is committed like
+// any other: a cycle that git status shows as changed files, with no word
+// said, was left behind before. It is not pushed: the operator asked ooda
+// to stop, and a push may wait on the network.
+func TestStep6D_AnInterruptedCycleIsCommittedNotPushed(t *testing.T) {
+	slow := "#!/bin/sh\ntouch started\nsleep 30\n"
+	dir, remote := gitProject(t, threeDomains, map[string]string{"skill.sh": slow})
+	pushed := git(t, remote, "rev-parse", "main")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	res, out, err := runOpts(t, ctx, dir, t0, nil)
+	if err != nil || res.Reason != ReasonInterrupted || !strings.Contains(out, "stopped: the cycle was interrupted") {
+		t.Fatalf("%+v, %v\n%s", res, err, out)
+	}
+	if !res.Committed || res.Pushed || !strings.Contains(out, "[Record] Not pushed: the cycle was interrupted") {
+		t.Errorf("committed %v pushed %v\n%s", res.Committed, res.Pushed, out)
+	}
+	if msg := git(t, dir, "log", "-1", "--format=%s"); !strings.HasPrefix(msg, "evolve: cycle #1 -- ") {
+		t.Errorf("last commit = %q\n%s", msg, out)
+	}
+	if st := git(t, dir, "status", "--porcelain", "--", "agent/state"); st != "" {
+		t.Errorf("the loop's files are left changed:\n%s", st)
+	}
+	if git(t, remote, "rev-parse", "main") != pushed {
+		t.Error("pushed after an interrupt")
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -288,7 +289,11 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	// before git looks at the project.
 	c.awaitRunLog(c.runLog)
 	// 6-D's git processes that only read run while the batch is synced.
-	pending := c.prepareCommit(c.ctx)
+	// A cycle interrupted while its skill ran is recorded, so it is
+	// committed too: a few local git processes, not stopped by the
+	// signal (commitState pushes nothing then).
+	commitCtx := context.WithoutCancel(c.ctx)
+	pending := c.prepareCommit(commitCtx)
 	// So does the pruning of old run files: it removes only the files of
 	// cycles RunsKept and more ago, which nothing below writes or reads,
 	// and is waited for before the state commit, which may record it (and
@@ -374,7 +379,7 @@ func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	if err := pruned.wait(); err != nil {
 		c.printf("[WARN] old run files not pruned: %v", err)
 	}
-	c.commitState(c.ctx, f, resultType, pending)
+	c.commitState(commitCtx, f, resultType, pending)
 	perfstat.Mark("state committed")
 	c.notifyCycle(c.ctx, f, resultType)
 	if len(c.gaps) > 0 {
