@@ -129,6 +129,22 @@ func (e *ProjectError) Error() string {
 
 func (e *ProjectError) Unwrap() error { return e.Err }
 
+// LockLostError says a cycle's lock was taken by another process before
+// the cycle recorded anything, so it recorded nothing.
+type LockLostError struct {
+	Cycle int
+	// Holder is the lock's holder now (zero when the lock is gone).
+	Holder state.LockInfo
+}
+
+func (e *LockLostError) Error() string {
+	who := "removed by another process"
+	if e.Holder.PID > 0 {
+		who = fmt.Sprintf("taken by pid %d on %s (started at %s)", e.Holder.PID, safetext.Escape(e.Holder.Host), safetext.Escape(e.Holder.StartedAt))
+	}
+	return fmt.Sprintf("cycle #%d not recorded: its lock was %s, which judged it stale (older than safety.lock_timeout_minutes by that process's clock: check that cycles of this project do not run with --now or OODA_NOW far from each other's); that process recovers this cycle", e.Cycle, who)
+}
+
 // Result is what a cycle did.
 type Result struct {
 	Status         string

@@ -80,6 +80,13 @@ func (c *cycle) baseFacts(obs *observe.Observation, ori orient.Orientation, dec 
 // anywhere before it is detected by the next cycle's 0-C.
 func (c *cycle) finish(f record.Facts, dec decide.Decision) (Result, error) {
 	cfg, snap, st := c.cfg, c.snap, &c.snap.State
+	// A cycle whose lock another process took (judged stale by its clock)
+	// records nothing: that process runs this cycle's number again, and
+	// two records of it, written side by side, would be one too many.
+	if held, cur := c.lock.Held(); !held {
+		c.res.Status = StatusError
+		return *c.res, &LockLostError{Cycle: f.Cycle, Holder: cur}
+	}
 	if c.res.Status == "" {
 		c.res.Status = StatusCompleted
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -464,5 +465,42 @@ func TestStep0B_LeftoverTempFilesAreRemovedAndLoadWarningsPrinted(t *testing.T) 
 	}
 	if _, err := os.Stat(filepath.Join(dir, "agent/state/evolve/.state.json.tmp-123456")); err == nil || !strings.Contains(out, "[WARN] Removed 1 temporary file(s)") {
 		t.Errorf("temporary file left in place (%v):\n%s", err, out)
+	}
+}
+
+// 0-B: a cycle whose lock another process took while its skill ran (that
+// process judged it stale: older than lock_timeout_minutes by its own
+// clock, which --now may set days away) records nothing — that process
+// runs the same cycle number — and leaves the new holder's lock alone.
+func TestStep0B_ACycleThatLostItsLockRecordsNothing(t *testing.T) {
+	script := "#!/bin/sh\ntouch started\nwhile [ ! -e taken ]; do sleep 0.02; done\n" + strings.TrimPrefix(skillScript, "#!/bin/sh\n")
+	dir := hardProject(t, "", "", script, nil)
+	lockPath := filepath.Join(dir, "agent/state/evolve/.lock")
+	other := `{"pid": 1, "host": "elsewhere", "started_at": "2026-04-20T00:00:00Z"}`
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		_ = os.WriteFile(lockPath+".new", []byte(other), 0o644)
+		_ = os.Rename(lockPath+".new", lockPath)
+		_ = os.WriteFile(filepath.Join(dir, "taken"), nil, 0o644)
+	}()
+	res, out, err := runOpts(t, context.Background(), dir, t0, nil)
+	var lost *LockLostError
+	if !errors.As(err, &lost) || res.Status != StatusError || lost.Holder.Host != "elsewhere" ||
+		!strings.Contains(err.Error(), "cycle #1 not recorded: its lock was taken by pid 1 on elsewhere") {
+		t.Fatalf("%+v, %v\n%s", res, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "agent/state/evolve/cycle_log.jsonl")); err == nil {
+		t.Error("the cycle log was written")
+	}
+	if st := loadState(t, dir); st.CycleCount != 0 || len(st.DecisionLog) != 0 {
+		t.Errorf("state = %+v", st)
+	}
+	if b, err := os.ReadFile(lockPath); err != nil || string(b) != other {
+		t.Errorf("the new holder's lock: %q, %v", b, err)
 	}
 }

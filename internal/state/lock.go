@@ -151,6 +151,28 @@ func replaceIn(dir *os.Root, name, display string, data []byte, perm os.FileMode
 	return nil
 }
 
+// Held reports whether the lock file is still this holder's, and what it
+// holds when it is not (a zero LockInfo when it is gone or unreadable).
+// Another process may have judged the lock stale — older than
+// lock_timeout_minutes by its clock, which --now may set far from this
+// one's — and taken it: a holder that writes on after that writes beside
+// another cycle. A nil Lock (a dry run holds none) is held.
+func (l *Lock) Held() (bool, LockInfo) {
+	if l == nil {
+		return true, LockInfo{}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.path == "" {
+		return false, LockInfo{}
+	}
+	cur, ok := readLockIn(l.dir, l.name, l.path)
+	if !ok || cur.PID != l.info.PID || cur.Host != l.info.Host || cur.StartedAt != l.info.StartedAt {
+		return false, cur
+	}
+	return true, cur
+}
+
 // Release removes the lock file if it is still ours. It is safe to call
 // more than once.
 func (l *Lock) Release() error {

@@ -434,3 +434,38 @@ func TestLock_RenewedLockIsNotStale(t *testing.T) {
 		t.Errorf("lock = %+v", li)
 	}
 }
+
+// Held: the holder's own lock is held (and survives its heartbeat); one
+// another process replaced is not, and says whose it is; a removed one is
+// not; a nil lock (a dry run's) is.
+func TestLock_HeldUntilAnotherProcessTakesIt(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".lock")
+	now := time.Date(2026, 4, 14, 3, 0, 0, 0, time.UTC)
+	l, _, err := AcquireLock(p, now, lockTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if err := l.Renew(now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if held, cur := l.Held(); !held || cur.PID != os.Getpid() {
+		t.Fatalf("own lock: held %v, %+v", held, cur)
+	}
+	if err := os.WriteFile(p, []byte(`{"pid": 7, "host": "h2", "started_at": "2026-04-10T00:00:00Z"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if held, cur := l.Held(); held || cur.PID != 7 || cur.Host != "h2" {
+		t.Fatalf("taken lock: held %v, %+v", held, cur)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if held, cur := l.Held(); held || cur != (LockInfo{}) {
+		t.Fatalf("removed lock: held %v, %+v", held, cur)
+	}
+	var nilLock *Lock
+	if held, _ := nilLock.Held(); !held {
+		t.Error("a nil lock is not held")
+	}
+}
