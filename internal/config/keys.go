@@ -39,7 +39,8 @@ func IsDocKey(key string) bool {
 // safety, scoring, a rubric dimension...): a misspelt key is otherwise
 // silently ignored and its setting silently takes the default ("wieght"
 // leaves the weight at 0). Keys at the top level are left alone (the
-// original project's files carry sections this version does not define),
+// original project's files carry sections this version does not define)
+// unless one is a near miss of a known key (topLevelKeyReason),
 // and so are documentation keys (IsDocKey) and the content of objects
 // whose keys are free (domains, skills, env, a contract). The reason
 // suggests the nearest known key when one is close.
@@ -68,6 +69,10 @@ func unknownKeyIssues(inst any) []Issue {
 					walk(addl, v[k])
 				case props != nil && len(loc) > 1:
 					issues = append(issues, Issue{Path: pointer(loc), Reason: unknownKeyReason(k, slices.Sorted(mapKeys(props)))})
+				case props != nil:
+					if r := topLevelKeyReason(k, slices.Sorted(mapKeys(props))); r != "" {
+						issues = append(issues, Issue{Path: pointer(loc), Reason: r})
+					}
 				}
 				loc = loc[:len(loc)-1]
 			}
@@ -135,6 +140,10 @@ func unknownKeyIssuesRaw(raw []byte) (issues []Issue, ok bool) {
 					walk(node.addl, v)
 				case node.props && len(loc) > 1:
 					issues = append(issues, Issue{Path: pointer(loc), Reason: unknownKeyReason(k, node.keys)})
+				case node.props && !known:
+					if r := topLevelKeyReason(k, node.keys); r != "" {
+						issues = append(issues, Issue{Path: pointer(loc), Reason: r})
+					}
 				}
 				loc = loc[:len(loc)-1]
 				return ok
@@ -162,6 +171,30 @@ func unknownKeyIssuesRaw(raw []byte) (issues []Issue, ok bool) {
 		return nil, false
 	}
 	return issues, true
+}
+
+// topLevelKeyReason is the warning for an unknown top-level key that is
+// close enough to a known one to be a misspelling of it ("mision",
+// "saftey"), else "": other top-level keys are sections of the original
+// project's files that this version does not define, and are left alone.
+//
+// Closer than Suggest's misspellings inside a section: one edit, two for a
+// key longer than 10 characters, so that a section of the original's
+// ("references_v2", three edits from "references") is not taken for one.
+func topLevelKeyReason(key string, known []string) string {
+	s := Suggest(key, known)
+	if s == "" {
+		return ""
+	}
+	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
+	limit := 1
+	if utf8.RuneCountInString(key) > 10 {
+		limit = 2
+	}
+	if editDistance(norm(key), norm(s)) > limit {
+		return ""
+	}
+	return fmt.Sprintf("unknown top-level key %q is ignored: did you mean %q?", shorten(key), s)
 }
 
 // unknownKeyReason says that key is ignored and, when a known key is close

@@ -299,3 +299,35 @@ func TestHugeUnknownKeyIsQuotedBriefly(t *testing.T) {
 		t.Fatalf("warning: %.200s", got)
 	}
 }
+
+// A top-level key one edit from a known one ("mision", "saftey"; two for
+// a long key) is a misspelling whose section is silently not read: it is
+// warned, the first load and a load the remembered verdict speeds alike.
+// A section further from every known key (the original's own sections)
+// is not.
+func TestNearMissTopLevelKeysAreWarned(t *testing.T) {
+	raw := `{"mision": "ship it", "saftey": {"max_silent_failures": 1}, "progresive_complexity": {}, "references_v2": 1, "deploy_workflow_v2": {},
+	  "domains": {"d": {"weight": 1, "primary_skill": "/s"}}}`
+	want := []string{
+		`/mision: unknown top-level key "mision" is ignored: did you mean "mission"?`,
+		`/progresive_complexity: unknown top-level key "progresive_complexity" is ignored: did you mean "progressive_complexity"?`,
+		`/saftey: unknown top-level key "saftey" is ignored: did you mean "safety"?`,
+	}
+	root, path := project(t, raw)
+	for round := 1; round <= 2; round++ {
+		cfg, err := LoadProject(path, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range cfg.Warnings {
+			got = append(got, w.Path+": "+w.Reason)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("load %d: warnings\n  %s\nwant\n  %s", round, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+		if cfg.Mission != "" {
+			t.Errorf("mission = %q: a misspelt key must not be read", cfg.Mission)
+		}
+	}
+}

@@ -67,6 +67,10 @@ func unknownKeyIssuesRawSchema(raw []byte) (issues []Issue, ok bool) {
 					walk(addl, v)
 				case props != nil && len(loc) > 1:
 					issues = append(issues, Issue{Path: pointer(loc), Reason: unknownKeyReason(k, slices.Sorted(mapKeys(props)))})
+				case props != nil:
+					if r := topLevelKeyReason(k, slices.Sorted(mapKeys(props))); r != "" {
+						issues = append(issues, Issue{Path: pointer(loc), Reason: r})
+					}
 				}
 				loc = loc[:len(loc)-1]
 				return ok
