@@ -146,6 +146,17 @@ func runValidate(g *globals, strict bool) error {
 				}
 			}
 		}
+		// A domain whose skill the allowlist refuses is valid, but every
+		// cycle it wins is spent refusing it: said here, before it costs
+		// one (ooda doctor says it too).
+		for _, d := range cfg.Domains {
+			if d.PrimarySkill == "" || !d.IsEnabled() || cfg.Safety.Allowed(d.PrimarySkill) {
+				continue
+			}
+			ptr := config.Pointer("domains", d.Name, "primary_skill")
+			reason := fmt.Sprintf("%s is not in safety.skill_allowlist, so a cycle that selects %s refuses to run it: add %q to the list", d.PrimarySkill, d.Name, d.PrimarySkill)
+			warnings, lines = append(warnings, ptr+": "+reason), append(lines, path+": "+ptr+": "+reason)
+		}
 		for _, c := range contract.ChainCycles(contracts) {
 			w := "circular chain " + strings.Join(c, " -> ") + " (each skill still runs at most once per cycle)"
 			warnings, lines = append(warnings, w), append(lines, w)

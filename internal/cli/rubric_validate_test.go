@@ -42,3 +42,28 @@ func TestConfigValidate_RubricProblemsNamedByPointer(t *testing.T) {
 		t.Fatalf("fixed rubric: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestConfigValidate_WarnsOfAPrimarySkillTheAllowlistRefuses: the
+// configuration is valid, but every cycle its domain wins would be spent
+// refusing the skill (recorded futile); validate says so, as doctor does,
+// and says nothing once the skill is listed.
+func TestConfigValidate_WarnsOfAPrimarySkillTheAllowlistRefuses(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `{"domains": {"docs": {"weight": 1, "primary_skill": "/write-docs"}, "web": {"weight": 1, "primary_skill": "/scan-health"}},
+	  "safety": {"skill_allowlist": ["/scan-health"]}}`
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, dir, "config", "validate")
+	want := `/domains/docs/primary_skill: /write-docs is not in safety.skill_allowlist, so a cycle that selects docs refuses to run it: add "/write-docs" to the list`
+	if code != 0 || !strings.Contains(stdout, "warning: ") || !strings.Contains(stdout, want) || strings.Contains(stdout, "/scan-health is not") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	listed := strings.Replace(cfg, `["/scan-health"]`, `["/scan-health", "write-docs"]`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(listed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := run(t, dir, "config", "validate"); code != 0 || strings.Contains(stdout, "warning") {
+		t.Fatalf("listed: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
