@@ -22,7 +22,7 @@
 //
 //	p := session.ParamsFrom(cfg.Session)
 //	// new session:
-//	id := store.NewSessionID(now)           // or --session NAME, checked by state.CheckSessionID
+//	id, err := store.NewSessionID(now)      // or --session NAME, checked by state.CheckSessionID
 //	snap, _ := store.Load()                 // plus the domain state files
 //	rec := session.New(id, now, maxCycles, session.CollectFindings(snap, domainStates)) // maxCycles 0 with --forever
 //	// or resume: rec, found, warns, err := store.LoadSession(id); session.Resume(&rec, now, maxCycles)

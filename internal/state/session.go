@@ -383,19 +383,40 @@ func (s *Store) LatestSession() (sess Session, found bool, warns []string, err e
 
 // NewSessionID is a fresh session id for a session started at now: its
 // UTC time, with the first free "-N" suffix when a session of that name
-// exists (two simulated sessions started at the same --now).
-func (s *Store) NewSessionID(now time.Time) string {
+// exists (two simulated sessions started at the same --now). A sessions
+// directory that cannot be looked in (a symlink out of the project, a
+// file in its place) is an error, not a name taken: the search would
+// otherwise never end.
+func (s *Store) NewSessionID(now time.Time) (string, error) {
 	base := now.UTC().Format("20060102T150405Z")
 	id := base
-	for i := 2; s.sessionExists(id); i++ {
+	for i := 2; i <= maxSessionSuffix; i++ {
+		taken, err := s.sessionExists(id)
+		if err != nil {
+			return "", fmt.Errorf("session %s: %w", id, err)
+		}
+		if !taken {
+			return id, nil
+		}
 		id = fmt.Sprintf("%s-%d", base, i)
 	}
-	return id
+	return "", fmt.Errorf("sessions %s-2 to %s-%d are all taken: name one with --session", base, base, maxSessionSuffix)
 }
 
-func (s *Store) sessionExists(id string) bool {
+// maxSessionSuffix bounds the "-N" suffixes NewSessionID tries.
+const maxSessionSuffix = 1000
+
+// sessionExists reports whether a session file of id is there; err is
+// why it could not be looked for.
+func (s *Store) sessionExists(id string) (bool, error) {
 	_, err := s.lstat(s.SessionPath(id))
-	return err == nil || !errors.Is(err, fs.ErrNotExist)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, err
 }
 
 // AppendCycleHistory appends lines to cycle-history.jsonl in one write on

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -255,14 +256,14 @@ func TestLatestSessionIsTheMostRecentlyWritten(t *testing.T) {
 func TestNewSessionIDTakesAFreeName(t *testing.T) {
 	s := sessionStore(t)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	id := s.NewSessionID(now)
-	if id != "20260102T030405Z" || CheckSessionID(id) != nil {
+	id, err := s.NewSessionID(now)
+	if err != nil || id != "20260102T030405Z" || CheckSessionID(id) != nil {
 		t.Fatalf("NewSessionID = %q", id)
 	}
 	if err := s.SaveSession(Session{ID: id, Status: SessionRunning}); err != nil {
 		t.Fatal(err)
 	}
-	if again := s.NewSessionID(now); again != id+"-2" {
+	if again, err := s.NewSessionID(now); err != nil || again != id+"-2" {
 		t.Fatalf("second NewSessionID = %q, want %s-2", again, id)
 	}
 }
@@ -344,5 +345,37 @@ func TestAppendCycleHistoryMovesAsideALinkOutOfTheProject(t *testing.T) {
 	}
 	if got := readString(t, s.EvolvePath(CycleHistoryFile)); !strings.Contains(got, `"result":"idle"`) || !strings.Contains(got, `"value":null`) {
 		t.Fatalf("ledger line: %s", got)
+	}
+}
+
+// A sessions directory that cannot be looked in — a symlink out of the
+// project, a file or a pipe in its place — made every name look taken,
+// and the search for a free one never ended (a `ooda run` spinning at
+// 100 % CPU). It is an error now, at once.
+func TestNewSessionIDFailsOnASessionsDirItCannotLookIn(t *testing.T) {
+	for name, plant := range map[string]func(p string) error{
+		"symlink out": func(p string) error { return os.Symlink(t.TempDir(), p) },
+		"file":        func(p string) error { return os.WriteFile(p, []byte("x"), 0o644) },
+		"fifo":        func(p string) error { return syscall.Mkfifo(p, 0o644) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := sessionStore(t)
+			if err := plant(filepath.Join(s.EvolveDir, "sessions")); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := s.NewSessionID(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Error("no error")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("NewSessionID did not return")
+			}
+		})
 	}
 }

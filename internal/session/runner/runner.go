@@ -232,7 +232,10 @@ func (r *run) start() error {
 			r.rec, r.sum.Resumed = rec, true
 		}
 	} else {
-		id = st.NewSessionID(now)
+		var err error
+		if id, err = st.NewSessionID(now); err != nil {
+			return err
+		}
 	}
 	for _, t := range r.o.Unquarantine {
 		if t == "" || len(t) > 300 || strings.ContainsFunc(t, safetext.Unsafe) {
