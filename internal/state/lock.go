@@ -374,12 +374,19 @@ func inspectLock(dir *os.Root, name, path string, now time.Time, timeout time.Du
 		return li, age, ""
 	}
 	var age time.Duration
-	if t, ok := ParseTime(li.StartedAt); ok {
+	t, ok := ParseTime(li.StartedAt)
+	if ok {
 		if r, ok := ParseTime(li.RenewedAt); ok && r.After(t) {
 			t = r
 		}
+	}
+	if ok && !t.After(now) {
 		age = now.Sub(t)
 	} else if st, err := dir.Lstat(name); err == nil {
+		// A time in the future (a clock ahead, a --now behind the
+		// holder's, or a value written to keep every cycle out) would
+		// never age; the file's time does, on the real clock, and a live
+		// holder's heartbeat keeps it fresh.
 		age = time.Since(st.ModTime())
 	}
 	if age >= timeout {

@@ -469,3 +469,29 @@ func TestLock_HeldUntilAnotherProcessTakesIt(t *testing.T) {
 		t.Error("a nil lock is not held")
 	}
 }
+
+// A lock whose started_at is in the future never aged (its age was
+// negative), so it kept every cycle out for good, however old the file:
+// such a time is not trusted, and the lock ages from the file's
+// modification time instead — live while a holder renews it.
+func TestLock_AFutureStartAgesByTheFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".lock")
+	now := time.Date(2026, 4, 14, 3, 0, 0, 0, time.UTC)
+	future := fmt.Sprintf(`{"pid": 1, "host": %q, "started_at": "2999-01-01T00:00:00Z"}`, hostname(t))
+	if err := os.WriteFile(p, []byte(future), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Fresh: a holder (pid 1 is alive) that may be renewing it.
+	if _, _, err := AcquireLock(p, now, lockTimeout); err == nil {
+		t.Fatal("a fresh lock from the future was taken")
+	}
+	old := time.Now().Add(-2 * lockTimeout)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	l, stale, err := AcquireLock(p, now, lockTimeout)
+	if err != nil || stale == nil || stale.Why != "timeout" {
+		t.Fatalf("an old lock from the future: stale %+v, err %v", stale, err)
+	}
+	l.Release()
+}
