@@ -403,7 +403,7 @@ func runConfigEdit(g *globals, edits []configEdit, after func(*config.Config)) e
 			}
 		}
 	}
-	if err := writeFileAtomic(path, out); err != nil {
+	if err := writeFileAtomic(path, root, out); err != nil {
 		return fmt.Errorf("%s: %w (the file is unchanged)", path, err)
 	}
 	for _, w := range cfg.Warnings {
@@ -451,9 +451,18 @@ func reportChanges(g *globals, path string, changes []change) error {
 // starting now) sees the old file or the new one, never a part: a
 // temporary file in the same directory, synced, renamed over it, and the
 // directory synced. A symlinked config.json is written through: its
-// target is replaced, the link kept. The file's permissions are kept.
-func writeFileAtomic(path string, data []byte) (err error) {
+// target is replaced, the link kept — unless the link, inside the project
+// root, leads out of it: a link a merged change may have planted would
+// make ooda rewrite any JSON file it points to. The file's permissions
+// are kept.
+func writeFileAtomic(path, root string, data []byte) (err error) {
 	if real, rerr := filepath.EvalSymlinks(path); rerr == nil {
+		if root != "" && inside(path, root) {
+			realRoot, rerr := filepath.EvalSymlinks(root)
+			if rerr != nil || !inside(real, realRoot) {
+				return usageError(fmt.Errorf("not written: it is a symlink to %s, outside the project; replace the link with the file to change it here", safetext.Text(real)))
+			}
+		}
 		path = real
 	}
 	perm := fs.FileMode(0o644)
@@ -764,4 +773,15 @@ func lineIndent(b []byte, i int) string {
 		e++
 	}
 	return string(b[s:e])
+}
+
+// inside reports whether path is root or below it, both made absolute.
+func inside(path, root string) bool {
+	p, perr := filepath.Abs(path)
+	r, rerr := filepath.Abs(root)
+	if perr != nil || rerr != nil {
+		return false
+	}
+	rel, err := filepath.Rel(r, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

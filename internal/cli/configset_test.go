@@ -368,3 +368,46 @@ func TestConfigSetUnchanged(t *testing.T) {
 		t.Errorf("--json: %d %q", code, stdout)
 	}
 }
+
+// A config.json that is a symlink inside the project is written through
+// (its target replaced, the link kept); one that leads out of the project
+// — a link a merged change may plant — is not: ooda would otherwise
+// rewrite whatever JSON file it points to.
+func TestConfigSet_NeverWritesThroughALinkOutOfTheProject(t *testing.T) {
+	const cfg = `{"domains": {"web": {"weight": 1, "primary_skill": "/scan-health"}}}`
+	outside := filepath.Join(t.TempDir(), "package.json")
+	if err := os.WriteFile(outside, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "config.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, dir, "config", "set", "mission", "hello")
+	if code != 2 || !strings.Contains(stderr, "not written: it is a symlink to "+outside+", outside the project") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != cfg {
+		t.Errorf("the file outside the project was changed:\n%s", b)
+	}
+
+	inner := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(inner, "conf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(inner, "conf", "ooda.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("conf", "ooda.json"), filepath.Join(inner, "config.json")); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := run(t, inner, "config", "set", "mission", "hello"); code != 0 {
+		t.Fatalf("a link inside the project: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(inner, "conf", "ooda.json")); !strings.Contains(string(b), `"mission": "hello"`) {
+		t.Errorf("the link's target was not written:\n%s", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(inner, "config.json")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was not kept: %v", err)
+	}
+}

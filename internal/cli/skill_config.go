@@ -88,7 +88,7 @@ func (d *configDraft) write() error {
 	if len(d.changes) == 0 {
 		return nil
 	}
-	if err := writeFileAtomic(d.path, d.out); err != nil {
+	if err := writeFileAtomic(d.path, d.root, d.out); err != nil {
 		return fmt.Errorf("%s: %w (the file is unchanged)", d.path, err)
 	}
 	return nil
