@@ -382,8 +382,14 @@ func (s *Store) readJSON(name string, v any, warns *[]string) (found bool, size 
 // large, not a regular file, or a symlink out of the project — is moved
 // there instead, without a byte being read or copied, so a 20 GiB file, a
 // pipe or a device costs nothing and a symlink's target is never touched.
+// So is any symlink, even one to a file inside the project: copied, the
+// bytes it reaches (.git/config, a .env) would land in a new file under
+// agent/state/ that nothing ignores.
 func (s *Store) Quarantine(c Corruption, now time.Time) (string, error) {
 	dst := s.freeName(c.Path + ".corrupt-" + now.UTC().Format("20060102T150405Z"))
+	if fi, err := s.lstat(c.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return s.moveAside(c.Path, dst)
+	}
 	b, _, err := s.readJSONFile(c.Path)
 	if err != nil {
 		if s.movable(c.Path, err) {

@@ -657,3 +657,51 @@ func TestStore_PruneRunsKeepsTheLastFifty(t *testing.T) {
 		}
 	}
 }
+
+// An evolve file that is a symlink to a file inside the project (.git/config,
+// a .env: not JSON, so corrupt) is moved aside as the link it is: copying
+// it would write the bytes it reaches — a credential — into a new file
+// under agent/state/ that nothing ignores. The target is left as it was.
+func TestStore_QuarantineMovesASymlinkNeverCopiesItsTarget(t *testing.T) {
+	root := t.TempDir()
+	s := New(root)
+	secretBytes := "[remote \"origin\"]\n\turl = https://ghp_Credential@example.invalid/x.git\n"
+	writeFile(t, filepath.Join(root, ".git", "config"), secretBytes)
+	if err := os.MkdirAll(s.EvolveDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("..", "..", "..", ".git", "config"), s.EvolvePath(MemosFile)); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Corrupt) != 1 || snap.Corrupt[0].File != MemosFile {
+		t.Fatalf("corrupt = %+v", snap.Corrupt)
+	}
+	dst, err := s.Quarantine(snap.Corrupt[0], time.Date(2026, 4, 14, 3, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(dst); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is not the link moved aside: %v", dst, err)
+	}
+	if _, err := os.Lstat(s.EvolvePath(MemosFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the link is still in place: %v", err)
+	}
+	err = filepath.WalkDir(filepath.Join(root, "agent"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), "ghp_Credential") {
+				t.Errorf("%s holds the credential", p)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, ".git", "config")); string(b) != secretBytes {
+		t.Errorf("the target changed: %q", b)
+	}
+}
