@@ -621,6 +621,14 @@ func (c *cycle) run(ctx context.Context) (Result, error) {
 	if st.CycleCount < 0 {
 		c.printf("[WARN] state.json: cycle_count is %d, which no cycle can have; numbering this cycle #%d.", st.CycleCount, next)
 	}
+	if next > state.MaxCounter {
+		// A count above the ceiling is not read back as written (Load
+		// resumes from the highest cycle recorded at or below it): every
+		// cycle from here would be numbered the same, and overwrite the
+		// one before's run log. Nothing is written.
+		c.res.Status = StatusError
+		return *c.res, fmt.Errorf("%s: cycle_count is %d, and cycle #%d would be above %d, the highest cycle number ooda reads back: no cycle can be numbered after it; if the count was set by hand or by a tool, set it back to the number of cycles this project has run", c.store.EvolvePath(state.StateFile), st.CycleCount, next, state.MaxCounter)
+	}
 
 	// 0-C: crash recovery.
 	if st.CycleInProgress {

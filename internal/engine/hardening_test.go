@@ -504,3 +504,30 @@ func TestStep0B_ACycleThatLostItsLockRecordsNothing(t *testing.T) {
 		t.Errorf("the new holder's lock: %q, %v", b, err)
 	}
 }
+
+// 0-C: a cycle_count at the ceiling Load reads back (state.MaxCounter)
+// numbered every later cycle the same — a count above it is read back as
+// the highest cycle recorded at or below it — so each overwrote the run
+// log of the one before. No cycle runs past it, and nothing is written.
+func TestStep0C_NoCycleIsNumberedPastTheCeiling(t *testing.T) {
+	dir := hardProject(t, "", "", skillScript, map[string]string{
+		"agent/state/evolve/state.json": fmt.Sprintf(`{"cycle_count": %d, "last_cycle": "2026-04-13T09:00:00Z"}`, state.MaxCounter-1)})
+	res, out := mustComplete(t, dir, t0)
+	if res.Cycle != state.MaxCounter {
+		t.Fatalf("cycle %d\n%s", res.Cycle, out)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "agent/state/evolve/state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, out, err = runOpts(t, context.Background(), dir, t0.Add(time.Hour), nil)
+	if err == nil || res.Status != StatusError || !strings.Contains(err.Error(), "the highest cycle number ooda reads back") {
+		t.Fatalf("%+v, %v\n%s", res, err, out)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "agent/state/evolve/state.json")); string(after) != string(before) {
+		t.Errorf("state.json changed:\n%s", after)
+	}
+	if strings.Count(readFile(t, filepath.Join(dir, "agent/state/evolve/cycle_log.jsonl")), "\n") != 1 {
+		t.Error("a second cycle was logged")
+	}
+}
