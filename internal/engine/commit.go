@@ -71,6 +71,7 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 	if prep == nil {
 		files = c.changedDomainStateFiles(ctx, repo)
 	}
+	files = c.withoutSecrets(files)
 	candidates = dedupePaths(append(candidates, files...))
 	var ignored map[string]bool
 	if prep != nil {
@@ -399,4 +400,26 @@ func dedupePaths(paths []string) []string {
 // on a plain-git forge, an automatic rollback's revert).
 func (c *cycle) ownCommit(sha, subject string) bool {
 	return strings.HasPrefix(subject, commitPrefix) || slices.Contains(c.ownCommits, sha)
+}
+
+// withoutSecrets is files (domain state files a skill wrote) less those
+// that hold a known secret's value or cannot be read to tell: ooda masks
+// every file it writes, and commits no file of a skill's that would put a
+// credential in git's history (and, with git.push, on the remote).
+func (c *cycle) withoutSecrets(files []string) []string {
+	kept := files[:0:0]
+	for _, f := range files {
+		held, err := c.store.HoldsSecret(f)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			kept = append(kept, f) // removed: its removal holds nothing
+		case err != nil:
+			c.printf("[WARN] %s not committed: it could not be read to check it for secrets (%v).", f, err)
+		case held:
+			c.printf("[WARN] %s not committed: it holds the value of a secret (an environment variable ooda treats as a credential, or one a notification names). The skill wrote it there; once it is masked or gone, the next cycle that runs that skill commits the file.", f)
+		default:
+			kept = append(kept, f)
+		}
+	}
+	return kept
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ooda-loop/ooda/internal/secret"
 )
 
 // git runs git in dir with a fixed identity and no user or system config.
@@ -161,5 +163,32 @@ func TestStep6D_AnInterruptedCycleIsCommittedNotPushed(t *testing.T) {
 	}
 	if git(t, remote, "rev-parse", "main") != pushed {
 		t.Error("pushed after an interrupt")
+	}
+}
+
+// Every file ooda writes has the known secrets masked; a domain state file
+// is as its skill wrote it. One that holds a secret's value is left out of
+// the state commit, with a warning, so that ooda never puts a credential
+// in git's history (or, with git.push, on the remote); the rest of the
+// cycle's files are committed.
+func TestStep6D_AStateFileHoldingASecretIsNotCommitted(t *testing.T) {
+	const value = "SuperSecretValue-6D-12345"
+	secret.Register(value)
+	// The script builds the value, so that the script committed with the
+	// project does not hold it.
+	leaky := "#!/bin/sh\nv=SuperSecretValue-6D\nprintf '{\"status\": \"error\", \"message\": \"auth failed with %s-12345\"}\\n' \"$v\" > \"$OODA_STATE_FILE\"\n"
+	dir, remote := gitProject(t, threeDomains, map[string]string{"skill.sh": leaky})
+	res, out := run(t, dir, t0, false)
+	if !res.Committed || !strings.Contains(out, "[WARN] agent/state/service_health.json not committed: it holds the value of a secret") {
+		t.Fatalf("committed %v\n%s", res.Committed, out)
+	}
+	for _, repo := range []string{dir, remote} {
+		cmd := exec.Command("git", "-C", repo, "grep", "-q", value, "main")
+		if err := cmd.Run(); err == nil {
+			t.Errorf("%s: the secret is in the committed tree", repo)
+		}
+	}
+	if files := git(t, dir, "show", "--name-only", "--format=", "HEAD"); !strings.Contains(files, "agent/state/evolve/state.json") || strings.Contains(files, "service_health.json") {
+		t.Errorf("committed:\n%s", files)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ooda-loop/ooda/internal/secret"
 	"io/fs"
 	"path/filepath"
 	"reflect"
@@ -56,6 +57,18 @@ func (d DomainState) LastRunTime() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return ParseTime(d.LastRun)
+}
+
+// HoldsSecret reports whether the project file rel (a domain state file
+// a skill wrote) holds the value of a known secret. Every file ooda writes
+// has them masked; a file a skill wrote is as the skill wrote it, and ooda
+// must not be the one to commit it.
+func (s *Store) HoldsSecret(rel string) (bool, error) {
+	b, _, err := s.readFile(s.Path(rel))
+	if err != nil {
+		return false, err
+	}
+	return !bytes.Equal(secret.RedactBytes(b), b), nil
 }
 
 // ReadDomainState reads a domain state file; a missing file is Found=false.
