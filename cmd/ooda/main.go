@@ -16,13 +16,7 @@ import (
 )
 
 func main() {
-	// A cycle is a short process whose live heap is a few MiB: collecting
-	// at every 100 % of growth is most of its garbage collector's work
-	// for nothing. 400 % keeps a long `ooda run` bounded all the same
-	// (docs/benchmarks.md); GOGC, when set, decides instead.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	tuneGC()
 	// OODA_CPUPROFILE, OODA_TRACE and OODA_STATS (docs/benchmarks.md)
 	// cover the whole process, so they start before anything else and end
 	// after the command returned.
@@ -32,4 +26,26 @@ func main() {
 	perfstat.Mark("command done")
 	stop()
 	os.Exit(code)
+}
+
+// softMemoryLimit is the heap size past which the collector runs more
+// often than GOGC says (debug.SetMemoryLimit).
+const softMemoryLimit = 512 << 20
+
+// tuneGC sets the garbage collector for ooda's processes. A cycle is a
+// short process whose live heap is a few MiB: collecting at every 100 %
+// of growth is most of its collector's work for nothing. 400 % keeps a
+// long `ooda run` bounded all the same (docs/benchmarks.md); GOGC, when
+// set, decides instead. But 400 % of a large heap is a lot of memory: a
+// skill's state file of 15 MiB decodes to hundreds of MiB, and the cycle
+// peaked near 1 GiB; past softMemoryLimit the collector runs as often as
+// it must to stay near it (a soft limit: never an error). GOMEMLIMIT,
+// when set, decides instead.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
 }
