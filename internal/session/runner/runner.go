@@ -258,6 +258,13 @@ func (r *run) start() error {
 	if r.sim != nil {
 		r.printf("[Run] Simulated time from %s: no waiting between cycles.", state.FormatTime(now))
 	}
+	// The engine's minimum interval wins over a shorter schedule: say so,
+	// or "every 10s" reads as a promise the cycles do not keep.
+	if m := r.cfg.Safety.MinCycleIntervalMin; m > 0 && m*float64(time.Minute) < float64(maxDuration) {
+		if minGap := time.Duration(m * float64(time.Minute)); r.o.Schedule.Interval() < minGap {
+			r.printf("[Run] safety.min_cycle_interval_minutes is %g: a cycle runs at most every %s, not %s.", m, minGap, r.o.Schedule)
+		}
+	}
 	for _, t := range r.o.Unquarantine {
 		if session.Unquarantine(&r.rec, t) {
 			r.printf("[Run] %s is no longer quarantined in session %s: it can be selected again.", t, id)
@@ -601,3 +608,6 @@ func GoalReadings(gs []engine.GoalResult) []session.GoalReading {
 	}
 	return out
 }
+
+// maxDuration is the longest time.Duration (about 292 years).
+const maxDuration = time.Duration(1<<63 - 1)

@@ -395,9 +395,16 @@ func TestRunTicksNeverBeforeTheMinimumInterval(t *testing.T) {
 	if strings.Contains(out, "Too soon") {
 		t.Errorf("a tick came too soon:\n%s", out)
 	}
-	// A longer --every is kept as it is.
+	// Said at the start: "every 10m" alone reads as a promise.
+	if !strings.Contains(out, "[Run] safety.min_cycle_interval_minutes is 30: a cycle runs at most every 30m0s, not every 10m0s.") {
+		t.Errorf("the minimum interval was not told:\n%s", out)
+	}
+	// A longer --every is kept as it is, and nothing is said.
 	dir = project(t, oneDomain, map[string]string{"x.sh": countRuns + delivers, "agent/state/health.json": warningAlert})
-	runSession(t, dir, Options{Session: "run-every", MaxCycles: 2, Schedule: Every(2 * time.Hour)})
+	_, out = runSession(t, dir, Options{Session: "run-every", MaxCycles: 2, Schedule: Every(2 * time.Hour)})
+	if strings.Contains(out, "min_cycle_interval_minutes") {
+		t.Errorf("told with a longer schedule:\n%s", out)
+	}
 	if l := ledger(t, dir); l[len(l)-1].Timestamp != "2026-03-02T11:00:00Z" {
 		t.Errorf("second cycle at %s, want 11:00", l[len(l)-1].Timestamp)
 	}
