@@ -137,14 +137,19 @@ func (c *cycle) commitState(ctx context.Context, f record.Facts, resultType stri
 		c.printf("[Record] Not pushed: git.push is false in %s (set it to true to push state commits to the branch's upstream).", c.configName())
 		return
 	}
+	const interrupted = "[Record] Not pushed: the cycle was interrupted; the next cycle pushes this commit (or run `git push`)."
 	if c.ctx.Err() != nil {
 		// The operator asked ooda to stop; a push may wait on the network.
-		c.printf("[Record] Not pushed: the cycle was interrupted; the next cycle pushes this commit (or run `git push`).")
+		c.printf(interrupted)
 		return
 	}
-	push, err := repo.PushUpstream(ctx, c.ownCommit)
+	// The cycle's own context, not ctx: a signal that arrives while a
+	// push waits on the network still stops it.
+	push, err := repo.PushUpstream(c.ctx, c.ownCommit)
 	var np *gitrepo.NoPushError
 	switch {
+	case err != nil && c.ctx.Err() != nil:
+		c.printf(interrupted)
 	case errors.As(err, &np):
 		c.printf("[Record] Not pushed: %s.", np.Why)
 	case err != nil:

@@ -192,3 +192,43 @@ func TestStep6D_AStateFileHoldingASecretIsNotCommitted(t *testing.T) {
 		t.Errorf("committed:\n%s", files)
 	}
 }
+
+// A signal that arrives while the state commit's push waits on the network
+// stops the push: the commit itself is made whatever the signal (above),
+// the push is the operator's to stop.
+func TestStep6D_ASignalStopsAPushThatHangs(t *testing.T) {
+	dir, _ := gitProject(t, threeDomains, map[string]string{"skill.sh": skillScript})
+	// A remote reached through a "ssh" that never answers.
+	git(t, dir, "remote", "set-url", "origin", "ssh://git.example.invalid/x.git")
+	hang := filepath.Join(t.TempDir(), "hang.sh")
+	write(t, hang, "#!/bin/sh\nexec sleep 60\n")
+	if err := os.Chmod(hang, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_SSH_COMMAND", hang)
+	head := git(t, dir, "rev-parse", "HEAD")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			out, _ := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+			if s := strings.TrimSpace(string(out)); s != "" && s != head {
+				time.Sleep(300 * time.Millisecond) // the push has started
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	res, out, err := runOpts(t, ctx, dir, t0, nil)
+	if err != nil || !res.Committed || res.Pushed {
+		t.Fatalf("%+v, %v\n%s", res, err, out)
+	}
+	if !strings.Contains(out, "[Record] Not pushed: the cycle was interrupted") {
+		t.Errorf("the stopped push is not told as such:\n%s", out)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the push was not stopped: the cycle took %s\n%s", took, out)
+	}
+}
