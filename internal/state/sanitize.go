@@ -34,7 +34,21 @@ const maxDuplicateWarnings = 5
 // the rails, recording a warning for each. The files themselves are not
 // touched here; the corrected values are written by the cycle's saves.
 func (s *Store) sanitize(snap *Snapshot) {
+	// At most maxLooseWarnings a file, as its decoding tells, then one
+	// line counting the rest: a file of a hundred thousand bad entries
+	// told them all, every cycle.
+	told, untold := map[string]int{}, map[string]int{}
+	defer func() {
+		for _, name := range slices.Sorted(maps.Keys(untold)) {
+			snap.Warnings = append(snap.Warnings, fmt.Sprintf("%s: %d more values not taken as written", s.display(s.EvolvePath(name)), untold[name]))
+		}
+	}()
 	warn := func(name, ptr, format string, args ...any) {
+		if told[name] >= maxLooseWarnings {
+			untold[name]++
+			return
+		}
+		told[name]++
 		snap.Warnings = append(snap.Warnings, fmt.Sprintf("%s: %s: %s", s.display(s.EvolvePath(name)), ptr, fmt.Sprintf(format, args...)))
 	}
 	clampTree := func(name string, v any) {
