@@ -531,3 +531,36 @@ func TestStep0C_NoCycleIsNumberedPastTheCeiling(t *testing.T) {
 		t.Error("a second cycle was logged")
 	}
 }
+
+// 5-E: a lens changelog that cannot be read (corrupt, or larger than
+// safety.max_read_mib) stopped the domain's lens from learning in every
+// cycle after, for good. It is set aside, as a corrupt evolve file is, and
+// a new one started: the lens learns again from this cycle.
+func TestStep5E_ALensChangelogThatCannotBeReadIsSetAside(t *testing.T) {
+	for name, content := range map[string]string{
+		"corrupt":   `{"domain": "only", "changes": [`,
+		"too large": `{"domain": "only", "changes": [], "pad": "` + strings.Repeat("x", 1<<20+10) + `"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := hardProject(t, `, "max_read_mib": 1`, "", skillScript, map[string]string{"agent/state/only/lens_changelog.json": content})
+			res, out := mustComplete(t, dir, t0)
+			if res.Cycle != 1 || strings.Contains(out, "lens of only not updated") || !strings.Contains(out, "[WARN] lens changelog of only set aside") {
+				t.Fatalf("%+v\n%s", res, out)
+			}
+			aside, _ := filepath.Glob(filepath.Join(dir, "agent/state/only/lens_changelog.json.corrupt-*"))
+			if len(aside) != 1 {
+				t.Errorf("set aside: %v", aside)
+			}
+			var cl state.LensChangelog
+			readJSON(t, filepath.Join(dir, "agent/state/only/lens_changelog.json"), &cl)
+			if cl.Domain != "only" {
+				t.Errorf("new changelog = %+v", cl)
+			}
+			// The next cycle reads it: nothing more is set aside.
+			_, out = mustComplete(t, dir, t0.Add(time.Hour))
+			if strings.Contains(out, "set aside") {
+				t.Errorf("set aside again:\n%s", out)
+			}
+		})
+	}
+}

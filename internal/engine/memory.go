@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/record"
@@ -105,16 +106,28 @@ func (c *cycle) rememberWeek(w *state.Store, f *record.Facts, log []state.Decisi
 		lens = state.NewLens(d, c.now)
 	}
 	cl, err := c.store.ReadLensChangelog(d)
+	restarted := false
 	if err != nil {
-		c.printf("[WARN] lens of %s not updated: %v", d, err)
-		return
+		// Left in place, a changelog that cannot be read (corrupt, too
+		// large, a symlink out) would stop this lens from learning in
+		// every cycle after: it is set aside as a corrupt evolve file is,
+		// and a new one started.
+		p := c.store.LensChangelogPath(d)
+		dst, qerr := c.store.Quarantine(state.Corruption{File: filepath.Base(p), Path: p, Err: err}, c.now)
+		if qerr != nil {
+			c.printf("[WARN] lens of %s not updated: %v (and it could not be set aside: %v)", d, err, qerr)
+			return
+		}
+		c.printf("[WARN] lens changelog of %s set aside (%v) to %s; a new one is started.", d, err, filepath.Base(dst))
+		c.addGap("state_corrupt_lens_changelog_"+d, "state_corruption", fmt.Sprintf("the lens changelog of %s could not be read and was set aside to %s", d, filepath.Base(dst)))
+		cl, restarted = state.LensChangelog{Domain: d}, true
 	}
 	nl, ncl, lr := reflect.UpdateLens(lens, cl, reflect.LensInput{Cycle: f.Cycle, Now: c.now, Domain: d, State: ds, CoAlerts: snap.State.RecentAlerts})
 	if err := w.SaveLens(d, nl); err != nil {
 		c.printf("[WARN] lens of %s not written: %v", d, err)
 		return
 	}
-	if len(lr.Changes) > 0 {
+	if len(lr.Changes) > 0 || restarted {
 		if err := w.SaveLensChangelog(d, ncl); err != nil {
 			c.printf("[WARN] lens changelog of %s not written: %v", d, err)
 		}
