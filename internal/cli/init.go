@@ -343,7 +343,7 @@ func insideProject(root string, rels ...string) error {
 			if err != nil {
 				return fmt.Errorf("%s is a symlink to %s, which does not exist: ooda keeps %s inside the project and does not follow a symlink (replace it with a directory)", p, link, rel)
 			}
-			if r, err := filepath.Rel(realRoot, target); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			if !inside(target, realRoot) {
 				return fmt.Errorf("%s is a symlink to %s, outside the project %s: ooda keeps %s inside the project and does not follow a symlink out of it (replace it with a directory)", p, target, root, rel)
 			}
 		}

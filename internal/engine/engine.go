@@ -140,7 +140,8 @@ type LockLostError struct {
 func (e *LockLostError) Error() string {
 	who := "removed by another process"
 	if e.Holder.PID > 0 {
-		who = fmt.Sprintf("taken by pid %d on %s (started at %s)", e.Holder.PID, safetext.Escape(e.Holder.Host), safetext.Escape(e.Holder.StartedAt))
+		// The lock file is anyone's to write: its text is escaped and cut.
+		who = fmt.Sprintf("taken by pid %d on %s (started at %s)", e.Holder.PID, safetext.Escape(orient.Truncate(e.Holder.Host, 100)), safetext.Escape(orient.Truncate(e.Holder.StartedAt, 40)))
 	}
 	return fmt.Sprintf("cycle #%d not recorded: its lock was %s, which judged it stale (older than safety.lock_timeout_minutes by that process's clock: check that cycles of this project do not run with --now or OODA_NOW far from each other's); that process recovers this cycle", e.Cycle, who)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ooda-loop/ooda/internal/secret"
 	"io/fs"
 	"path/filepath"
 	"reflect"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ooda-loop/ooda/internal/config"
+	"github.com/ooda-loop/ooda/internal/secret"
 )
 
 // Alert is one entry of a domain state file's alerts array.

@@ -108,7 +108,7 @@ func (l *Lock) update(fn func(*LockInfo)) error {
 	}
 	defer unguard()
 	cur, ok := readLockIn(l.dir, l.name, l.path)
-	if !ok || cur.PID != l.info.PID || cur.Host != l.info.Host || cur.StartedAt != l.info.StartedAt {
+	if !ok || !l.owns(cur) {
 		return fmt.Errorf("lock %s is no longer ours", l.path)
 	}
 	fn(&l.info)
@@ -167,10 +167,13 @@ func (l *Lock) Held() (bool, LockInfo) {
 		return false, LockInfo{}
 	}
 	cur, ok := readLockIn(l.dir, l.name, l.path)
-	if !ok || cur.PID != l.info.PID || cur.Host != l.info.Host || cur.StartedAt != l.info.StartedAt {
-		return false, cur
-	}
-	return true, cur
+	return ok && l.owns(cur), cur
+}
+
+// owns reports whether cur, a lock file's content, is this holder's: the
+// same process on the same host, taken at the same instant.
+func (l *Lock) owns(cur LockInfo) bool {
+	return cur.PID == l.info.PID && cur.Host == l.info.Host && cur.StartedAt == l.info.StartedAt
 }
 
 // Release removes the lock file if it is still ours. It is safe to call
@@ -191,7 +194,7 @@ func (l *Lock) Release() error {
 	b, _, err := readIn(l.dir, l.name, l.path, lockReadLimit)
 	if err == nil {
 		var cur LockInfo
-		if json.Unmarshal(b, &cur) == nil && (cur.PID != l.info.PID || cur.Host != l.info.Host || cur.StartedAt != l.info.StartedAt) {
+		if json.Unmarshal(b, &cur) == nil && !l.owns(cur) {
 			l.path = ""
 			return nil // someone else's lock now: never delete it
 		}

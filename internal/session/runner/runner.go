@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -260,7 +261,7 @@ func (r *run) start() error {
 	}
 	// The engine's minimum interval wins over a shorter schedule: say so,
 	// or "every 10s" reads as a promise the cycles do not keep.
-	if m := r.cfg.Safety.MinCycleIntervalMin; m > 0 && m*float64(time.Minute) < float64(maxDuration) {
+	if m := r.cfg.Safety.MinCycleIntervalMin; m > 0 && m*float64(time.Minute) < math.MaxInt64 {
 		if minGap := time.Duration(m * float64(time.Minute)); r.o.Schedule.Interval() < minGap {
 			r.printf("[Run] safety.min_cycle_interval_minutes is %g: a cycle runs at most every %s, not %s.", m, minGap, r.o.Schedule)
 		}
@@ -608,6 +609,3 @@ func GoalReadings(gs []engine.GoalResult) []session.GoalReading {
 	}
 	return out
 }
-
-// maxDuration is the longest time.Duration (about 292 years).
-const maxDuration = time.Duration(1<<63 - 1)
